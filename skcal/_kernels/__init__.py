@@ -1,0 +1,1 @@
+"""Compiled kernels. Private: call them only through the validated wrappers."""

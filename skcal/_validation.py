@@ -1,0 +1,260 @@
+"""Input checks shared by every skcal measure (DESIGN.md section 2).
+
+One place validates labels, probabilities and weights, in a fixed order:
+array conversion, consistent lengths, sample weights, then domain checks.
+Every returned array is a fresh float64 copy: nothing the caller passed in is
+ever written to, clipped, renormalised or dropped.
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.utils import check_array, check_consistent_length, column_or_1d
+
+__all__ = [
+    "check_binary_calibration_input",
+    "check_sample_weight",
+    "resolve_pos_label",
+]
+
+_MULTICLASS_OPTIONS = ("top-label", "raise")
+
+# Rows of a (n, 2) or (n, K) probability matrix must sum to one within this.
+_ROW_SUM_ATOL = 1e-6
+
+
+def check_sample_weight(sample_weight, n_samples):
+    """Validate ``sample_weight``; return a float64 copy (ones when None).
+
+    Weights must be one-dimensional, of length ``n_samples``, finite,
+    non-negative and with a positive sum. They are never renormalised here:
+    each measure divides by their total itself.
+    """
+    if sample_weight is None:
+        return np.ones(n_samples, dtype=np.float64)
+    if isinstance(sample_weight, numbers.Number):
+        raise TypeError(
+            "sample_weight must be an array-like of shape (n_samples,), "
+            f"got the scalar {sample_weight!r}."
+        )
+    w = np.asarray(sample_weight)
+    if w.dtype.kind not in "biuf":
+        raise TypeError(
+            f"sample_weight must be numeric, got an array of dtype {w.dtype}."
+        )
+    if w.ndim != 1:
+        raise ValueError(
+            f"sample_weight must be 1-dimensional, got shape {w.shape}."
+        )
+    if w.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight has {w.shape[0]} elements but y_true has {n_samples}."
+        )
+    w = w.astype(np.float64, copy=True)
+    if not np.all(np.isfinite(w)):
+        raise ValueError("sample_weight contains NaN or infinity.")
+    if np.any(w < 0):
+        raise ValueError("sample_weight has negative values.")
+    if not w.sum() > 0:
+        raise ValueError("sample_weight must have a positive sum.")
+    return w
+
+
+def resolve_pos_label(classes, pos_label):
+    """Return the positive label for the (at most two) ``classes``.
+
+    Follows ``sklearn.metrics``: without ``pos_label``, label sets inside
+    {0, 1} or {-1, 1} take ``1``; any other label set needs ``pos_label``.
+    A ``pos_label`` that is not among the observed classes is allowed (all
+    outcomes are then negative) only when it is given explicitly.
+    """
+    classes = np.asarray(classes)
+    if pos_label is None:
+        if classes.dtype.kind in "OUS":
+            raise ValueError(
+                f"y_true takes values in {{{', '.join(map(repr, classes.tolist()))}}} "
+                "and pos_label is not specified: set pos_label to the positive class."
+            )
+        if not (
+            np.all(np.isin(classes, [0, 1])) or np.all(np.isin(classes, [-1, 1]))
+        ):
+            raise ValueError(
+                f"y_true takes values in {{{', '.join(map(repr, classes.tolist()))}}} "
+                "and pos_label is not specified: set pos_label to the positive class."
+            )
+        return 1
+    return pos_label
+
+
+def _check_y_true(y_true):
+    y = column_or_1d(np.asarray(y_true), warn=False)
+    if y.shape[0] == 0:
+        raise ValueError("y_true is empty: calibration needs at least one sample.")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError("y_true contains NaN or infinity.")
+    return y
+
+
+def _check_probability_matrix(P, name="y_prob"):
+    if not np.all(np.isfinite(P)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    if np.any(P < 0) or np.any(P > 1):
+        raise ValueError(f"{name} has values outside [0, 1].")
+    if P.ndim == 2:
+        sums = P.sum(axis=1)
+        bad = np.abs(sums - 1.0) > _ROW_SUM_ATOL
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"{name} rows must be probability vectors summing to 1 "
+                f"(within {_ROW_SUM_ATOL:g}); row {i} sums to {float(sums[i])!r}."
+            )
+
+
+def top_label(P):
+    """Top-label confidence and predicted column; argmax ties go to the lowest index."""
+    pred = np.argmax(P, axis=1)  # np.argmax returns the first maximum
+    conf = P[np.arange(P.shape[0]), pred]
+    return conf, pred
+
+
+def check_binary_calibration_input(
+    y_true,
+    y_prob,
+    sample_weight=None,
+    *,
+    pos_label=None,
+    multiclass="top-label",
+    labels=None,
+):
+    """Validate the inputs of a binary calibration measure.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Observed labels: at most two distinct values for binary input, or
+        class labels when ``y_prob`` has more than two columns.
+    y_prob : array-like of shape (n_samples,), (n_samples, 2) or (n_samples, K)
+        Predicted probability of the positive class, or ``predict_proba``
+        output. For two columns the column of ``pos_label`` is used (column 1
+        for the usual label sets). For ``K > 2`` columns and
+        ``multiclass="top-label"`` the measure is applied to
+        ``(max_k p_k, 1{argmax = y})``.
+    sample_weight : array-like of shape (n_samples,), default=None
+    pos_label : int, float, bool or str, default=None
+    multiclass : {"top-label", "raise"}, default="top-label"
+    labels : array-like of shape (K,), default=None
+        The class of each column of a ``(n_samples, K)`` ``y_prob``; by
+        default the sorted distinct values of ``y_true`` when there are ``K``
+        of them, else ``0, ..., K-1``.
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,), float64 in {0, 1}
+    p : ndarray of shape (n_samples,), float64 in [0, 1]
+    w : ndarray of shape (n_samples,), float64, non-negative, positive sum
+    """
+    if multiclass not in _MULTICLASS_OPTIONS:
+        raise ValueError(
+            f"multiclass must be one of {_MULTICLASS_OPTIONS}, got {multiclass!r}."
+        )
+    y = _check_y_true(y_true)
+    P = check_array(
+        y_prob,
+        ensure_2d=False,
+        dtype=np.float64,
+        ensure_all_finite=False,
+        input_name="y_prob",
+        copy=True,
+    )
+    if P.ndim not in (1, 2):
+        raise ValueError(
+            f"y_prob must be of shape (n_samples,) or (n_samples, n_classes), "
+            f"got shape {P.shape}."
+        )
+    if P.ndim == 2 and P.shape[1] == 1:
+        raise ValueError(
+            "y_prob has a single column; pass the positive-class probability "
+            "as a 1-D array or the full predict_proba output."
+        )
+    check_consistent_length(y, P)
+    w = check_sample_weight(sample_weight, y.shape[0])
+    _check_probability_matrix(P)
+
+    if P.ndim == 2 and P.shape[1] > 2:
+        if multiclass == "raise":
+            raise ValueError(
+                f"y_prob has {P.shape[1]} columns but multiclass='raise'; use "
+                "multiclass='top-label' to measure top-label calibration."
+            )
+        classes = _resolve_labels(y, labels, P.shape[1])
+        conf, pred = top_label(P)
+        y_index = np.searchsorted(classes, y)
+        y_index = np.minimum(y_index, classes.shape[0] - 1)
+        if not np.all(classes[y_index] == y):
+            unknown = np.setdiff1d(y, classes)
+            raise ValueError(
+                f"y_true has labels {unknown.tolist()} that are not in labels "
+                f"{classes.tolist()}."
+            )
+        correct = (y_index == pred).astype(np.float64)
+        return correct, conf, w
+
+    classes = np.unique(y)
+    if classes.shape[0] > 2:
+        raise ValueError(
+            f"y_true has {classes.shape[0]} distinct labels but y_prob has "
+            f"{'one column' if P.ndim == 1 else 'two columns'}: binary input "
+            "needs at most two labels (pass the (n_samples, n_classes) "
+            "predict_proba output for multiclass problems)."
+        )
+    pos_label = resolve_pos_label(classes, pos_label)
+    y_bin = (y == pos_label).astype(np.float64)
+    if P.ndim == 1:
+        p = P
+    else:
+        p = P[:, _positive_column(classes, pos_label, labels)]
+    return y_bin, np.ascontiguousarray(p, dtype=np.float64), w
+
+
+def _positive_column(classes, pos_label, labels):
+    """Column of ``pos_label`` in a binary ``predict_proba`` (sorted classes)."""
+    if labels is not None:
+        col_classes = column_or_1d(np.asarray(labels), warn=False)
+        hit = np.flatnonzero(col_classes == pos_label)
+        if col_classes.shape[0] != 2 or hit.shape[0] != 1:
+            raise ValueError(
+                f"labels must name the 2 columns of y_prob and contain pos_label "
+                f"{pos_label!r}, got {col_classes.tolist()}."
+            )
+        return int(hit[0])
+    if classes.shape[0] == 2 and classes[0] == pos_label:
+        return 0
+    # Two observed labels with pos_label the larger one, or a single observed
+    # label: the positive class is the second column, as for {0, 1} labels.
+    return 1
+
+
+def _resolve_labels(y, labels, n_columns):
+    if labels is not None:
+        classes = column_or_1d(np.asarray(labels), warn=False)
+        if classes.shape[0] != n_columns:
+            raise ValueError(
+                f"labels has {classes.shape[0]} entries but y_prob has "
+                f"{n_columns} columns."
+            )
+        if np.unique(classes).shape[0] != classes.shape[0]:
+            raise ValueError("labels has repeated entries.")
+        order = np.argsort(classes, kind="stable")
+        if not np.array_equal(order, np.arange(classes.shape[0])):
+            raise ValueError("labels must be sorted, as in an estimator's classes_.")
+        return classes
+    classes = np.unique(y)
+    if classes.shape[0] == n_columns:
+        return classes
+    if y.dtype.kind in "iub" and classes.min() >= 0 and classes.max() < n_columns:
+        return np.arange(n_columns)
+    raise ValueError(
+        f"y_true has {classes.shape[0]} distinct labels and y_prob has "
+        f"{n_columns} columns; pass labels= to say which class each column is."
+    )

@@ -1,0 +1,85 @@
+"""Cutoff calibration error (Definition 2.5 of Bairaktari et al., paper 000)."""
+
+import numpy as np
+
+from .._kernels._interval import max_abs_interval
+from .._validation import check_binary_calibration_input
+from ._common import sort_and_group
+
+__all__ = ["cutoff_calibration_error"]
+
+
+def cutoff_calibration_error(
+    y_true,
+    y_prob,
+    *,
+    sample_weight=None,
+    pos_label=None,
+    multiclass="top-label",
+    return_interval=False,
+):
+    """Cutoff calibration error: the worst bias over an interval of predictions.
+
+    On the weighted empirical distribution ``D`` of ``(p, y)`` this is
+    Definition 2.5 of Bairaktari, Hu, Nguyen and Ullman (paper 000), due to
+    Rossellini et al.::
+
+        Cutoff(D) = sup_{0 <= a <= b <= 1} | E[(y - p) 1{a <= p <= b}] |.
+
+    Equal predictions are grouped; with prefix sums ``S`` of the grouped
+    residuals ``b_k = sum_{p_i = v_k} w_i (y_i - p_i) / sum_i w_i``, the value
+    is ``max(S) - min(S)``, computed in O(n) after one sort.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Observed labels (binary), or class labels for multiclass ``y_prob``.
+    y_prob : array-like of shape (n_samples,) or (n_samples, n_classes)
+        Predicted probability of the positive class, or ``predict_proba``
+        output (see ``multiclass``).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights; integer weights equal repeating rows.
+    pos_label : int, float, bool or str, default=None
+        The positive class; 1 for labels in {0, 1} or {-1, 1}.
+    multiclass : {"top-label", "raise"}, default="top-label"
+        For ``(n_samples, K)`` input with ``K > 2``: measure the top-label
+        confidence ``max_k p_k`` against ``1{argmax_k p_k = y}`` (ties to the
+        lowest column), or raise.
+    return_interval : bool, default=False
+        Also return the maximising interval ``(a, b)`` of predictions and the
+        sign of its bias (+1: outcomes above predictions there, i.e.
+        under-confident; -1: over-confident; 0: no bias anywhere).
+
+    Returns
+    -------
+    value : float
+        The cutoff calibration error, in ``[0, 1]``.
+    interval : tuple of float
+        Only with ``return_interval=True``: the closed interval ``[a, b]``
+        whose end points are the smallest and largest predictions in the
+        worst run.
+    sign : int
+        Only with ``return_interval=True``.
+
+    Examples
+    --------
+    >>> from skcal import cutoff_calibration_error
+    >>> y_true = [0, 0, 1, 1]
+    >>> y_prob = [0.2, 0.4, 0.6, 0.9]
+    >>> round(cutoff_calibration_error(y_true, y_prob), 6)
+    0.15
+    >>> value, interval, sign = cutoff_calibration_error(
+    ...     y_true, y_prob, return_interval=True)
+    >>> interval, sign
+    ((0.2, 0.4), -1)
+    """
+    y, p, w = check_binary_calibration_input(
+        y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass
+    )
+    values, wsum, wysum = sort_and_group(y, p, w)
+    b = (wysum - values * wsum) / wsum.sum()
+    value, lo, hi, sign = max_abs_interval(b)
+    value = float(value)
+    if not return_interval:
+        return value
+    return value, (float(values[lo]), float(values[hi])), int(sign)

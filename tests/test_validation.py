@@ -1,0 +1,141 @@
+"""Every bad input listed in DESIGN.md section 2 gets a clear error; good
+input is converted without touching the caller's arrays."""
+
+import numpy as np
+import pytest
+
+from skcal._validation import check_binary_calibration_input as check
+
+
+def test_returns_fresh_float_arrays():
+    y_true = np.array([0, 1, 1])
+    y_prob = np.array([0.1, 0.5, 0.9])
+    w_in = np.array([1, 2, 3])
+    y, p, w = check(y_true, y_prob, w_in)
+    assert y.dtype == p.dtype == w.dtype == np.float64
+    assert not np.shares_memory(p, y_prob)
+    assert not np.shares_memory(w, w_in)
+    p[:] = -1
+    assert np.array_equal(y_prob, [0.1, 0.5, 0.9])
+    np.testing.assert_array_equal(y, [0, 1, 1])
+    np.testing.assert_array_equal(w, [1, 2, 3])
+
+
+def test_default_weights_are_ones():
+    _, _, w = check([0, 1], [0.2, 0.3])
+    np.testing.assert_array_equal(w, [1.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    "labels, expected",
+    [([0, 1, 1], [0, 1, 1]), ([-1, 1, 1], [0, 1, 1]), ([True, False, True], [1, 0, 1])],
+)
+def test_default_pos_label(labels, expected):
+    y, _, _ = check(labels, [0.5, 0.5, 0.5])
+    np.testing.assert_array_equal(y, expected)
+
+
+def test_single_class_defaults():
+    y, _, _ = check([0, 0], [0.5, 0.5])
+    np.testing.assert_array_equal(y, [0, 0])
+    y, _, _ = check([1, 1], [0.5, 0.5])
+    np.testing.assert_array_equal(y, [1, 1])
+
+
+def test_string_labels_need_pos_label():
+    with pytest.raises(ValueError, match="pos_label"):
+        check(["a", "b"], [0.2, 0.8])
+    y, _, _ = check(["a", "b"], [0.2, 0.8], pos_label="a")
+    np.testing.assert_array_equal(y, [1, 0])
+
+
+def test_other_numeric_labels_need_pos_label():
+    with pytest.raises(ValueError, match="pos_label"):
+        check([2, 3], [0.2, 0.8])
+    y, _, _ = check([2, 3], [0.2, 0.8], pos_label=3)
+    np.testing.assert_array_equal(y, [0, 1])
+
+
+def test_two_column_input_uses_positive_column():
+    P = np.array([[0.8, 0.2], [0.3, 0.7]])
+    _, p, _ = check([0, 1], P)
+    np.testing.assert_array_equal(p, [0.2, 0.7])
+    _, p, _ = check(["a", "b"], P, pos_label="a")
+    np.testing.assert_array_equal(p, [0.8, 0.3])
+    _, p, _ = check(["a", "a"], P, pos_label="a", labels=["a", "b"])
+    np.testing.assert_array_equal(p, [0.8, 0.3])
+
+
+def test_multiclass_top_label_ties_to_lowest_index():
+    P = np.array([[0.4, 0.4, 0.2], [0.1, 0.3, 0.6], [0.5, 0.25, 0.25]])
+    y, p, _ = check([1, 2, 0], P)
+    np.testing.assert_array_equal(p, [0.4, 0.6, 0.5])
+    # row 0: argmax tie -> column 0, label 1 -> incorrect
+    np.testing.assert_array_equal(y, [0, 1, 1])
+
+
+def test_multiclass_string_labels():
+    P = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])
+    y, p, _ = check(["cat", "dog"], P, labels=["cat", "dog", "eel"])
+    np.testing.assert_array_equal(y, [1, 0])
+    with pytest.raises(ValueError, match="labels"):
+        check(["cat", "dog"], P)
+    with pytest.raises(ValueError, match="not in labels"):
+        check(["cat", "cow"], P, labels=["cat", "dog", "eel"])
+    with pytest.raises(ValueError, match="sorted"):
+        check(["cat", "dog"], P, labels=["eel", "dog", "cat"])
+
+
+def test_multiclass_integer_labels_subset():
+    P = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])
+    y, _, _ = check([0, 2], P)
+    np.testing.assert_array_equal(y, [1, 1])
+
+
+def test_multiclass_raise():
+    P = np.full((2, 3), 1 / 3)
+    with pytest.raises(ValueError, match="multiclass='raise'"):
+        check([0, 1], P, multiclass="raise")
+    with pytest.raises(ValueError, match="multiclass must be"):
+        check([0, 1], P, multiclass="ovr")
+
+
+@pytest.mark.parametrize(
+    "y_true, y_prob, weight, exc, match",
+    [
+        ([], [], None, ValueError, "empty"),
+        ([0, 1], [0.1], None, ValueError, "inconsistent numbers of samples"),
+        ([0, 1], [0.1, np.nan], None, ValueError, "NaN or infinity"),
+        ([0, 1], [0.1, np.inf], None, ValueError, "NaN or infinity"),
+        ([0, 1], [0.1, 1.2], None, ValueError, r"outside \[0, 1\]"),
+        ([0, 1], [-0.1, 0.2], None, ValueError, r"outside \[0, 1\]"),
+        ([0, 1, 2], [0.1, 0.2, 0.3], None, ValueError, "at most two labels"),
+        ([0, 1], [[0.2, 0.9], [0.5, 0.5]], None, ValueError, "sum"),
+        ([0, 1], [[0.2], [0.5]], None, ValueError, "single column"),
+        ([0, 1], np.zeros((2, 2, 2)), None, ValueError, "dim"),
+        ([0, 1], [0.1, 0.2], [1.0], ValueError, "sample_weight has 1"),
+        ([0, 1], [0.1, 0.2], [1.0, -1.0], ValueError, "negative"),
+        ([0, 1], [0.1, 0.2], [0.0, 0.0], ValueError, "positive sum"),
+        ([0, 1], [0.1, 0.2], [1.0, np.nan], ValueError, "NaN or infinity"),
+        ([0, 1], [0.1, 0.2], [[1.0, 1.0]], ValueError, "1-dimensional"),
+        ([0, 1], [0.1, 0.2], 2.0, TypeError, "scalar"),
+        ([0, 1], [0.1, 0.2], ["a", "b"], TypeError, "numeric"),
+        ([0, np.nan], [0.1, 0.2], None, ValueError, "y_true contains NaN"),
+        ([0, 1], ["a", "b"], None, ValueError, "could not convert"),
+    ],
+)
+def test_bad_input(y_true, y_prob, weight, exc, match):
+    with pytest.raises(exc, match=match):
+        check(y_true, y_prob, weight)
+
+
+def test_no_silent_clipping_near_one():
+    with pytest.raises(ValueError, match="outside"):
+        check([1], [1.0 + 1e-12])
+    y, p, _ = check([1], [1.0])
+    assert p[0] == 1.0
+
+
+def test_y_true_column_vector_accepted():
+    y, p, _ = check(np.array([[0], [1]]), [0.3, 0.6])
+    np.testing.assert_array_equal(y, [0, 1])
