@@ -2,8 +2,9 @@
 
 One place validates labels, probabilities and weights, in a fixed order:
 array conversion, consistent lengths, sample weights, then domain checks.
-Every returned array is a fresh float64 copy: nothing the caller passed in is
-ever written to, clipped, renormalised or dropped.
+Returned arrays are float64; labels and weights are fresh arrays, predictions
+a read-only view where no conversion was needed. Nothing the caller passed in
+is ever written to, clipped, renormalised or dropped.
 """
 
 import numbers
@@ -96,9 +97,11 @@ def _check_y_true(y_true):
 
 
 def _check_probability_matrix(P, name="y_prob"):
-    if not np.all(np.isfinite(P)):
-        raise ValueError(f"{name} contains NaN or infinity.")
-    if np.any(P < 0) or np.any(P > 1):
+    # min/max propagate NaN, so two reductions settle the common valid case.
+    lo, hi = P.min(), P.max()
+    if not (lo >= 0 and hi <= 1):
+        if not np.all(np.isfinite(P)):
+            raise ValueError(f"{name} contains NaN or infinity.")
         raise ValueError(f"{name} has values outside [0, 1].")
     if P.ndim == 2:
         sums = P.sum(axis=1)
@@ -165,8 +168,11 @@ def check_binary_calibration_input(
         dtype=np.float64,
         ensure_all_finite=False,
         input_name="y_prob",
-        copy=True,
     )
+    # A read-only view: the caller's array is never copied needlessly, and a
+    # kernel or wrapper that tried to write into it would fail loudly.
+    P = P.view()
+    P.flags.writeable = False
     if P.ndim not in (1, 2):
         raise ValueError(
             f"y_prob must be of shape (n_samples,) or (n_samples, n_classes), "
@@ -200,7 +206,7 @@ def check_binary_calibration_input(
         correct = (y_index == pred).astype(np.float64)
         return correct, conf, w
 
-    classes = np.unique(y)
+    classes = _binary_classes(y)
     if classes.shape[0] > 2:
         raise ValueError(
             f"y_true has {classes.shape[0]} distinct labels but y_prob has "
@@ -214,7 +220,29 @@ def check_binary_calibration_input(
         p = P
     else:
         p = P[:, _positive_column(classes, pos_label, labels)]
-    return y_bin, np.ascontiguousarray(p, dtype=np.float64), w
+    return y_bin, _read_only(np.ascontiguousarray(p, dtype=np.float64)), w
+
+
+def _read_only(a):
+    a = a.view()
+    a.flags.writeable = False
+    return a
+
+
+def _binary_classes(y):
+    """Sorted distinct labels of ``y`` when there are at most two, else all of them.
+
+    For numeric labels, min/max and two counts replace ``np.unique``, whose
+    sort would cost as much as a whole measure on large inputs.
+    """
+    if y.dtype.kind not in "biuf":
+        return np.unique(y)
+    lo, hi = y.min(), y.max()
+    if lo == hi:
+        return y[:1].copy()
+    if np.count_nonzero(y == lo) + np.count_nonzero(y == hi) != y.shape[0]:
+        return np.unique(y)
+    return np.array([lo, hi], dtype=y.dtype)
 
 
 def _positive_column(classes, pos_label, labels):

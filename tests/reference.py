@@ -32,9 +32,418 @@ def cutoff_bruteforce(y, p, w):
 # (section owned by the smCE work; insert below this line)
 
 
+def smce_linprog(y, p, w):
+    """max sum_i b_i x_i over |x_i| <= 1, |x_i - x_j| <= |p_i - p_j| (002 eq. (3)).
+
+    One variable per row, rows sorted by p, only adjacent pairs constrained
+    (002 Lemma 2); tied rows get |x_i - x_j| <= 0, i.e. one shared value.
+    Solved by HiGHS.
+    """
+    from scipy.optimize import linprog
+
+    order = np.argsort(p, kind="stable")
+    ps, b = p[order], residuals(y, p, w)[order]
+    n = ps.shape[0]
+    A = np.zeros((2 * (n - 1), n))
+    for i in range(n - 1):
+        A[2 * i, [i, i + 1]] = [-1.0, 1.0]
+        A[2 * i + 1, [i, i + 1]] = [1.0, -1.0]
+    gap = np.repeat(np.diff(ps), 2)
+    res = linprog(
+        -b,
+        A_ub=A if n > 1 else None,
+        b_ub=gap if n > 1 else None,
+        bounds=[(-1.0, 1.0)] * n,
+        method="highs",
+    )
+    assert res.status == 0, res.message
+    return -res.fun
+
+
 # --- soft-binned calibration decision loss (SCDL) and binned ECE ---------------
 # (section owned by the SCDL work; insert below this line)
 
 
+def scdl_m_reference(y, p, w, m):
+    """SCDL_m straight from 000 Definition 1.1, soft bins as in Lemma 3.1.
+
+    The n x (m+1) matrix of triangular weights W_ij = (1 - |m p_i - j|)_+
+    gives pi_j = E[w_j(p)] and pi_j q_j = E[w_j(p) y]; every i = 0..m is then
+    evaluated with the products pi_j q_j, pi_j (an empty bin adds 0).
+    """
+    j = np.arange(m + 1)
+    weights = np.maximum(0.0, 1.0 - np.abs(m * p[:, None] - j[None, :]))
+    wn = w / w.sum()
+    pi = wn @ weights
+    piq = (wn * y) @ weights
+    nz = np.flatnonzero(pi)  # bins with pi_j = 0 contribute nothing
+    i = np.arange(m + 1)[:, None]
+    left = (nz[None, :] <= i) * np.maximum(piq[nz] - (i + 1) / m * pi[nz], 0.0)
+    right = (nz[None, :] > i) * np.maximum(i / m * pi[nz] - piq[nz], 0.0)
+    return float((left + right).sum(axis=1).max())
+
+
+def scdl_reference(y, p, w, max_level=10):
+    """inf over m = 2, 4, ..., 2**max_level of max(SCDL_m, 1/m) (000 Def. 1.1).
+
+    Equal to SCDL when the minimising m is below 2**max_level (000 Lemma 3.3:
+    when m* < 2**max_level).
+    """
+    return min(
+        max(scdl_m_reference(y, p, w, 2**k), 2.0**-k) for k in range(1, max_level + 1)
+    )
+
+
+def binned_ece_reference(y, p, w, n_bins=15, strategy="uniform", norm="l1"):
+    """Binned ECE by an explicit loop over the bins (DESIGN.md section 3).
+
+    Uniform bins are [k/B, (k+1)/B) with the doubles k/B as edges, the last
+    one closed at 1. Quantile bins: a distinct prediction whose preceding
+    weight (of all smaller predictions) is a fraction c of the total goes to
+    bin min(floor(B c), B - 1), so ties are never split.
+    """
+    W = w.sum()
+    b = residuals(y, p, w)
+    if strategy == "uniform":
+        edges = np.arange(n_bins + 1) / n_bins
+        masks = [
+            (p >= edges[k]) & ((p < edges[k + 1]) if k < n_bins - 1 else (p <= 1.0))
+            for k in range(n_bins)
+        ]
+    else:
+        bin_of = {}
+        for v in np.unique(p):
+            before = w[p < v].sum()
+            bin_of[v] = min(int(np.floor(n_bins * before / W)), n_bins - 1)
+        row_bin = np.array([bin_of[v] for v in p])
+        masks = [row_bin == k for k in range(n_bins)]
+    total, squares, worst = 0.0, 0.0, 0.0
+    for mask in masks:
+        mass = w[mask].sum() / W
+        if mass == 0:
+            continue
+        bias = b[mask].sum()
+        total += abs(bias)
+        squares += mass * (bias / mass) ** 2
+        worst = max(worst, abs(bias) / mass)
+    return {"l1": total, "l2": np.sqrt(squares), "max": worst}[norm]
+
+
 # --- calibration decision loss (CDL) -------------------------------------------
 # (section owned by the CDL work; insert below this line)
+
+
+def _cdl_groups(y, p, w):
+    """Distinct predictions v_k carrying weight, their mass pi_k and rate q_k."""
+    v = np.unique(p[w > 0])
+    mass = np.array([w[p == t].sum() for t in v])
+    q = np.array([(w * y)[p == t].sum() for t in v]) / mass
+    return v, mass / w.sum(), q
+
+
+def prediction_swap_regret(utility, v, pi, q, tol=1e-12):
+    """Swap regret of best-responding to each v_k in the task ``utility``.
+
+    ``utility[a] = (U(a, 0), U(a, 1))``. Forecast ``v_k`` gets a best
+    response (expected utility within ``tol`` of the best, the worst such for
+    the decision maker: the supremum over tasks lets a perturbation break
+    ties either way) and may swap it for the best action under ``q_k``
+    (003 Definition 2.12 / Claim 2.16).
+    """
+    utility = np.asarray(utility, dtype=float)
+    at_v = np.outer(1 - v, utility[:, 0]) + np.outer(v, utility[:, 1])
+    at_q = np.outer(1 - q, utility[:, 0]) + np.outer(q, utility[:, 1])
+    response = at_v >= at_v.max(axis=1, keepdims=True) - tol
+    worst = np.where(response, at_q, np.inf).min(axis=1)
+    return float(np.sum(pi * (at_q.max(axis=1) - worst)))
+
+
+def cdl_dense_lp(y, p, w):
+    """CDL by the menu LP of 003 Theorem 3.11, dense: O(M^2) constraints.
+
+    Menu: the distinct predictions, their outcome rates and the point masses
+    {0, 1} (the theorem's Q, Q-hat and Theta-hat). Variables: the scores
+    s[m, theta] in [0, 1]. Properness: every m scores its own line at least
+    as high as any other menu line, at m. Objective: sum_k pi_k E_{q_k}[s[q_k,
+    .] - s[v_k, .]], the swap to the outcome rate (the theorem's display
+    drops the weights pi_k = n_k / T; with them the LP value is MSR / T).
+    """
+    from scipy.optimize import linprog
+
+    v, pi, q = _cdl_groups(y, p, w)
+    menu = np.unique(np.concatenate([v, q, [0.0, 1.0]]))
+    m = menu.shape[0]
+    at = {t: i for i, t in enumerate(menu.tolist())}
+    c = np.zeros(2 * m)  # variable 2 i + theta is s[menu[i], theta]
+    for vk, pk, qk in zip(v, pi, q):
+        iv, iq = at[vk], at[qk]
+        c[2 * iq] += pk * (1 - qk)
+        c[2 * iq + 1] += pk * qk
+        c[2 * iv] -= pk * (1 - qk)
+        c[2 * iv + 1] -= pk * qk
+    rows = []
+    for i, t in enumerate(menu):
+        for j in range(m):
+            if i != j:
+                # E_{theta ~ t} s[menu[j], theta] - E_{theta ~ t} s[t, theta] <= 0
+                row = np.zeros(2 * m)
+                row[2 * j] += 1 - t
+                row[2 * j + 1] += t
+                row[2 * i] -= 1 - t
+                row[2 * i + 1] -= t
+                rows.append(row)
+    res = linprog(
+        -c, A_ub=np.array(rows), b_ub=np.zeros(len(rows)), bounds=(0, 1), method="highs"
+    )
+    assert res.status == 0, res.message
+    return -res.fun
+
+
+def cfdl_bruteforce(y, p, w):
+    """000 Lemma 2.2's S = sup_mu E[(q - mu)_+ 1{p <= mu} + (mu - q)_+ 1{p > mu}].
+
+    Scanned literally over a grid of mu plus every v_k, q_k and the float
+    just below each (where the supremum is approached but not attained).
+    """
+    v, pi, q = _cdl_groups(y, p, w)
+    cand = np.concatenate([v, q])
+    mus = np.concatenate([np.linspace(0, 1, 1001), cand, np.nextafter(cand, -np.inf)])
+    mus = mus[(mus >= 0) & (mus <= 1)]
+    best = 0.0
+    for mu in mus:
+        val = np.sum(
+            pi * (np.maximum(q - mu, 0) * (v <= mu) + np.maximum(mu - q, 0) * (v > mu))
+        )
+        best = max(best, val)
+    return best
+
+
+def cdl_three_action_bruteforce(y, p, w):
+    """Best swap regret over three-action tasks (1, 0), B, (0, 1), B in [0, 1]^2.
+
+    B is placed so that the best response switches at a pair of candidate
+    points mu1 < mu2 (the v_k, q_k, 0, 1/2, 1): B passes through
+    (mu1, 1 - mu1) and (mu2, mu2). Pairs whose B leaves [0, 1]^2 are not
+    tasks and are skipped; mu1 = mu2 = 1/2 is the two-action task. Each
+    value is a swap regret computed from the definition, so a lower bound
+    on CDL (which the closed form says is attained).
+    """
+    v, pi, q = _cdl_groups(y, p, w)
+    cand = np.unique(np.concatenate([v, q, [0.0, 0.5, 1.0]]))
+    best = prediction_swap_regret([(1, 0), (0, 1)], v, pi, q)
+    for i, mu1 in enumerate(cand):
+        for mu2 in cand[i + 1 :]:
+            slope = (mu2 - (1 - mu1)) / (mu2 - mu1)
+            b0 = (1 - mu1) - slope * mu1
+            b1 = b0 + slope
+            if min(b0, b1) < -1e-12 or max(b0, b1) > 1 + 1e-12:
+                continue
+            menu = [(1, 0), (b0, b1), (0, 1)]
+            best = max(best, prediction_swap_regret(menu, v, pi, q))
+    return best
+
+
+def cdl_sparse_lp(y, p, w):
+    """CDL by an O(M) linear program over convex functions (003 Theorem 3.4).
+
+    The same optimisation as :func:`cdl_dense_lp`, written over the convex
+    utility ``u`` of the scoring rule instead of its menu: unknowns ``u_j`` and
+    a subgradient ``g_j`` at each sorted point ``x_j`` of the v_k, q_k, 0, 1.
+    Convexity and ``g_j`` being a subgradient are the consecutive-slope
+    conditions ``slope_{j-1} <= g_j <= slope_j``; each tangent line must take
+    values in [0, 1] at 0 and 1 (scores in [0, 1]). Objective: the Bregman
+    form of the swap regret, sum_k pi_k (u(q_k) - u(v_k) - g(v_k) (q_k - v_k))
+    (003 Proposition 3.6). Sparse, so it checks the closed form at large K.
+    """
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+
+    v, pi, q = _cdl_groups(y, p, w)
+    x = np.unique(np.concatenate([v, q, [0.0, 1.0]]))
+    m = x.shape[0]
+    iv, iq = np.searchsorted(x, v), np.searchsorted(x, q)
+    c = np.zeros(2 * m)  # u_j is variable j, g_j is variable m + j
+    np.add.at(c, iq, -pi)
+    np.add.at(c, iv, pi)
+    np.add.at(c, m + iv, pi * (q - v))
+    rows, cols, vals, rhs = [], [], [], []
+
+    def constraint(entries, bound):
+        r = len(rhs)
+        for col, val in entries:
+            rows.append(r)
+            cols.append(col)
+            vals.append(val)
+        rhs.append(bound)
+
+    for j in range(m):
+        # rows in slope units: scaled by the gap, a tiny gap would let the
+        # solver's absolute feasibility tolerance hide a large slope error
+        if j > 0:  # (u_j - u_{j-1}) / (x_j - x_{j-1}) <= g_j
+            d = x[j] - x[j - 1]
+            constraint([(j, 1.0 / d), (j - 1, -1.0 / d), (m + j, -1.0)], 0.0)
+        if j < m - 1:  # g_j <= (u_{j+1} - u_j) / (x_{j+1} - x_j)
+            d = x[j + 1] - x[j]
+            constraint([(m + j, 1.0), (j + 1, -1.0 / d), (j, 1.0 / d)], 0.0)
+        # tangent line at x_j: value u_j - g_j x_j at 0, u_j + g_j (1 - x_j) at 1
+        constraint([(j, 1.0), (m + j, -x[j])], 1.0)
+        constraint([(j, -1.0), (m + j, x[j])], 0.0)
+        constraint([(j, 1.0), (m + j, 1.0 - x[j])], 1.0)
+        constraint([(j, -1.0), (m + j, x[j] - 1.0)], 0.0)
+    a_ub = coo_matrix((vals, (rows, cols)), shape=(len(rhs), 2 * m)).tocsr()
+    res = linprog(c, A_ub=a_ub, b_ub=np.array(rhs), bounds=(None, None), method="highs")
+    assert res.status == 0, res.message
+    return -res.fun
+
+
+# --- multiclass utility calibration --------------------------------------------
+# (section owned by the multiclass work; insert below this line)
+
+
+def rank_bruteforce(p, j):
+    """rank(p, j) = 1 + #{i: p_i > p_j} + #{i < j: p_i = p_j} (DESIGN.md section 4)."""
+    rank = 1
+    for i in range(len(p)):
+        if p[i] > p[j] or (i < j and p[i] == p[j]):
+            rank += 1
+    return rank
+
+
+def _first_argmax(values):
+    best = 0
+    for i in range(1, len(values)):
+        if values[i] > values[best]:
+            best = i
+    return best
+
+
+def utility_vector_bruteforce(spec, p):
+    """[u(p, e_0), ..., u(p, e_{C-1})] straight from paper 001's definitions.
+
+    ``spec`` is ``(name, parameter)``: ("top-class", None), ("class-wise", c),
+    ("top-k", k), ("linear", a), ("rank", theta), ("dcg", gamma) (Examples
+    3.4-3.6, C.3), ("decision", loss) (Example 3.7), ("gain", R) (C.2),
+    ("similarity", S) (C.3). Argmax and rank ties go to the lowest index.
+    """
+    name, param = spec
+    C = len(p)
+    if name == "top-class":
+        star = _first_argmax(p)
+        return [1.0 if j == star else 0.0 for j in range(C)]
+    if name == "class-wise":
+        return [1.0 if j == param else 0.0 for j in range(C)]
+    if name == "top-k":
+        return [1.0 if rank_bruteforce(p, j) <= param else 0.0 for j in range(C)]
+    if name == "linear":
+        return [float(param[j]) for j in range(C)]
+    if name == "rank":
+        return [float(param[rank_bruteforce(p, j) - 1]) for j in range(C)]
+    if name == "dcg":
+        return [np.log2(1.0 + rank_bruteforce(p, j)) ** -param for j in range(C)]
+    if name == "decision":
+        loss = np.asarray(param)
+        expected = [sum(p[j] * loss[j, a] for j in range(C)) for a in range(loss.shape[1])]
+        best = _first_argmax([-e for e in expected])
+        return [-float(loss[j, best]) for j in range(C)]
+    if name == "gain":
+        R = np.asarray(param)
+        expected = [sum(p[i] * R[i, j] for i in range(C)) for j in range(C)]
+        star = _first_argmax(expected)
+        return [float(R[i, star]) for i in range(C)]
+    if name == "similarity":
+        S = np.asarray(param)
+        return [sum(p[i] * S[i, j] for i in range(C)) for j in range(C)]
+    raise ValueError(f"unknown utility {name!r}")
+
+
+def predicted_and_realised_bruteforce(spec, P, y):
+    """v_u(p_i) = sum_j p_ij u(p_i, e_j) (001 eq. 3.1) and u(p_i, e_{y_i}), row by row."""
+    v, realised = [], []
+    for i in range(P.shape[0]):
+        u = utility_vector_bruteforce(spec, P[i])
+        v.append(sum(P[i, j] * u[j] for j in range(P.shape[1])))
+        realised.append(u[y[i]])
+    return np.array(v), np.array(realised)
+
+
+def utility_calibration_bruteforce(spec, P, y, w):
+    """UC(f, u) (001 eq. 3.2): sup over all O(n^2) intervals [a, b] of distinct v.
+
+    v is summed here in a different order from the fast path, so v values
+    that are equal in exact arithmetic are grouped after rounding to 12
+    decimals (test data keep distinct values much further apart).
+    """
+    v, realised = predicted_and_realised_bruteforce(spec, P, y)
+    b = w * (realised - v) / w.sum()
+    key = np.round(v, 12)
+    pts = np.unique(key)
+    best = 0.0
+    for lo in range(len(pts)):
+        for hi in range(lo, len(pts)):
+            mask = (key >= pts[lo]) & (key <= pts[hi])
+            best = max(best, abs(b[mask].sum()))
+    return best
+
+
+def family_calibration_bruteforce(specs, P, y, w):
+    """UC(f, U) = max over the utilities of U (001 eq. 3.5)."""
+    return max(utility_calibration_bruteforce(spec, P, y, w) for spec in specs)
+
+
+# --- lower distance to calibration (LDTC / dCE) ---------------------------------
+# (section owned by the LDTC work; insert below this line)
+
+
+def ldtc_dense_lp(y, p, w, grid):
+    """dCE^U by the dense linear program of 002 Lemma 18, solved by HiGHS.
+
+    One variable Pi(u, v, y) per grid point ``u`` and distinct pair ``(v, y)``
+    of the data; constraints: the (v, y) marginal is the weighted empirical
+    distribution, and ``(1 - u) sum_v Pi(u, v, 1) = u sum_v Pi(u, v, 0)`` for
+    every ``u``. Masses are scaled to sum to the number of pairs (the value is
+    divided back) so that HiGHS's absolute tolerances are relative ones.
+    """
+    from scipy.optimize import linprog
+
+    grid = np.asarray(grid, dtype=float)
+    pairs, inverse = np.unique(np.column_stack([p, y]), axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    n_pairs, n_grid = pairs.shape[0], grid.shape[0]
+    mass = np.bincount(inverse, weights=w, minlength=n_pairs)
+    mass = mass * n_pairs / mass.sum()
+    v, label = pairs[:, 0], pairs[:, 1]
+    # variable (i, j) at column i * n_grid + j: pair i coupled to grid point j
+    cost = np.abs(grid[None, :] - v[:, None]).ravel()
+    A = np.zeros((n_pairs + n_grid, n_pairs * n_grid))
+    b = np.zeros(n_pairs + n_grid)
+    for i in range(n_pairs):
+        A[i, i * n_grid : (i + 1) * n_grid] = 1.0
+        b[i] = mass[i]
+    for j, u in enumerate(grid):
+        for i in range(n_pairs):
+            A[n_pairs + j, i * n_grid + j] = (1 - u) * label[i] - u * (1 - label[i])
+    result = linprog(
+        cost,
+        A_eq=A,
+        b_eq=b,
+        bounds=(0, None),
+        method="highs",
+        options={
+            "primal_feasibility_tolerance": 1e-10,
+            "dual_feasibility_tolerance": 1e-10,
+        },
+    )
+    assert result.status == 0, result.message
+    return result.fun / n_pairs
+
+
+def ldtc_dual_objective(y, p, w, grid, potentials):
+    """Weak-duality lower bound on dCE^U from node potentials ``psi[y, j]``.
+
+    For any ``psi`` with ``(1 - u_j) psi[0, j] + u_j psi[1, j] <= 0`` at every
+    grid point, ``E_D[min_j (|u_j - v| + psi[y, j])] <= dCE^U(D)``: the dual
+    of 002 Lemma 18 with ``psi[y, j] = lambda_j (u_j - y)``, by brute force.
+    """
+    grid = np.asarray(grid, dtype=float)
+    inner = np.abs(grid[None, :] - p[:, None]) + potentials[y.astype(int)]
+    return float(np.sum(w * inner.min(axis=1)) / w.sum())

@@ -7,15 +7,17 @@ import pytest
 from skcal._validation import check_binary_calibration_input as check
 
 
-def test_returns_fresh_float_arrays():
+def test_returns_float_arrays_that_cannot_alias_writes():
     y_true = np.array([0, 1, 1])
     y_prob = np.array([0.1, 0.5, 0.9])
     w_in = np.array([1, 2, 3])
     y, p, w = check(y_true, y_prob, w_in)
     assert y.dtype == p.dtype == w.dtype == np.float64
-    assert not np.shares_memory(p, y_prob)
     assert not np.shares_memory(w, w_in)
-    p[:] = -1
+    # predictions may be a view of the caller's array, but never a writable one
+    with pytest.raises(ValueError, match="read-only"):
+        p[:] = -1
+    assert y_prob.flags.writeable
     assert np.array_equal(y_prob, [0.1, 0.5, 0.9])
     np.testing.assert_array_equal(y, [0, 1, 1])
     np.testing.assert_array_equal(w, [1, 2, 3])

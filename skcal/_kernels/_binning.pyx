@@ -1,0 +1,155 @@
+# One-pass binning kernels: triangular soft bins and the SCDL_m scan of
+# Bairaktari et al. (paper 000), and hard uniform bins for binned ECE.
+# Callers validate; every output is allocated (and, where said, zeroed) by
+# the Python side.
+
+from libc.math cimport ceil, floor
+
+
+def soft_bin(
+    const double[::1] p,                # IN  predictions in [0, 1]
+    const double[::1] y,                # IN  outcomes in {0, 1}
+    const double[::1] w,                # IN  non-negative weights
+    double[:, ::1] bins,                # OUT (m + 1, 2) zeroed: per grid point j,
+                                        #     sum w_i w_j(p_i) and sum w_i y_i w_j(p_i)
+):
+    """Accumulate the triangular weights w_j(p) = (1 - |m p - j|)_+ (000 Lemma 3.1).
+
+    Each prediction touches the two grid points around it, j = floor(m p)
+    and j + 1, with weights 1 - f and f, f = m p - j. The two sums of a grid
+    point sit side by side, so a row updates one or two cache lines.
+    """
+    cdef Py_ssize_t n = p.shape[0]
+    cdef Py_ssize_t m = bins.shape[0] - 1
+    cdef Py_ssize_t i, j
+    cdef double x, f, wi, wy, dm = <double>m
+    with nogil:
+        for i in range(n):
+            x = dm * p[i]
+            j = <Py_ssize_t>x
+            if j >= m:                  # p = 1 lies on the last grid point
+                j = m - 1
+            f = x - j
+            wi = w[i]
+            wy = wi * y[i]
+            bins[j, 0] += wi * (1.0 - f)
+            bins[j, 1] += wy * (1.0 - f)
+            bins[j + 1, 0] += wi * f
+            bins[j + 1, 1] += wy * f
+
+
+def coarsen(
+    const double[:, ::1] fine,          # IN  (2m + 1, 2) soft-bin sums at level 2m
+    double[:, ::1] coarse,              # OUT (m + 1, 2) the same sums at level m
+):
+    """Exact level-m soft-bin sums from level 2m (proof of 000 Lemma 3.2).
+
+    w_i = w~_{2i} + (w~_{2i-1} + w~_{2i+1}) / 2, the end points keeping only
+    their inner neighbour, so any linear statistic of the bins coarsens too.
+    """
+    cdef Py_ssize_t m = coarse.shape[0] - 1
+    cdef Py_ssize_t i, c
+    with nogil:
+        for c in range(2):
+            coarse[0, c] = fine[0, c] + 0.5 * fine[1, c]
+            for i in range(1, m):
+                coarse[i, c] = (
+                    fine[2 * i, c] + 0.5 * (fine[2 * i - 1, c] + fine[2 * i + 1, c])
+                )
+            coarse[m, c] = fine[2 * m, c] + 0.5 * fine[2 * m - 1, c]
+
+
+def scdl_level(
+    const double[:, ::1] bins,          # IN  (m + 1, 2) pi_j and pi_j q_j (any scale)
+    double[:, ::1] work,                # OUT (3, m + 2) scratch, overwritten
+):
+    """SCDL_m = max_i F(i) of 000 Definition 1.1, in O(m), in the units of pi.
+
+    F(i) = sum_{j<=i} (pi_j q_j - (i+1)/m pi_j)_+ + sum_{j>i} (i/m pi_j - pi_j q_j)_+.
+    Bin j's left term is positive exactly for j <= i < m q_j - 1 and its
+    right term exactly for m q_j < i < j: each bin adds a linear function of
+    i on at most two index ranges. Difference arrays of the three running
+    sums (A = sum of +-pi_j q_j, BL and BR = sum of pi_j on the left and
+    right) give every F(i) = A - ((i+1) BL - i BR) / m in one sweep.
+    """
+    cdef Py_ssize_t m = bins.shape[0] - 1
+    cdef Py_ssize_t i, j, lo, hi
+    cdef double a, b, x, s_a = 0.0, s_bl = 0.0, s_br = 0.0, f, best = 0.0
+    cdef double dm = <double>m
+    with nogil:
+        for i in range(m + 2):
+            work[0, i] = 0.0
+            work[1, i] = 0.0
+            work[2, i] = 0.0
+        for j in range(m + 1):
+            b = bins[j, 0]
+            if b <= 0.0:                # an empty bin contributes nothing
+                continue
+            a = bins[j, 1]
+            x = dm * a / b              # m q_j
+            # left term on j <= i <= ceil(m q_j) - 2, i.e. (i + 1) / m < q_j
+            hi = <Py_ssize_t>ceil(x) - 2
+            if hi > m - 1:              # q_j <= 1 up to rounding
+                hi = m - 1
+            if hi >= j:
+                work[0, j] += a
+                work[1, j] += b
+                work[0, hi + 1] -= a
+                work[1, hi + 1] -= b
+            # right term on floor(m q_j) + 1 <= i <= j - 1, i.e. i / m > q_j
+            lo = <Py_ssize_t>floor(x) + 1
+            if lo < 0:
+                lo = 0
+            if lo <= j - 1:
+                work[0, lo] -= a
+                work[2, lo] += b
+                work[0, j] += a
+                work[2, j] -= b
+        for i in range(m + 1):
+            s_a += work[0, i]
+            s_bl += work[1, i]
+            s_br += work[2, i]
+            f = s_a - ((i + 1) * s_bl - i * s_br) / dm
+            if f > best:
+                best = f
+    return best
+
+
+def uniform_bin_sums(
+    const double[::1] p,                # IN  predictions in [0, 1]
+    const double[::1] y,                # IN  outcomes in {0, 1}
+    const double[::1] w,                # IN  non-negative weights
+    const double[::1] edges,            # IN  (B + 1,) edges k / B as doubles
+    double[::1] wsum,                   # OUT (B,) zeroed: sum of w
+    double[::1] wysum,                  # OUT (B,) zeroed: sum of w y
+    double[::1] wpsum,                  # OUT (B,) zeroed: sum of w p
+):
+    """Per-bin sums over the bins [edges[k], edges[k+1]), the last one closed.
+
+    The bin is k = floor(B p). Only when B p is within rounding of an
+    integer can comparing p with the stored doubles k / B (as a loop over
+    the bins would) disagree with it; those rows are checked against edges.
+    """
+    cdef Py_ssize_t n = p.shape[0]
+    cdef Py_ssize_t B = wsum.shape[0]
+    cdef Py_ssize_t i, k
+    cdef double v, x, f, wi, dB = <double>B
+    # B p and the edges are exact to a few units of B * 2**-53; far wider margin
+    cdef double tol = dB * 1e-12
+    with nogil:
+        for i in range(n):
+            v = p[i]
+            x = dB * v
+            k = <Py_ssize_t>x
+            f = x - k
+            if f < tol or f > 1.0 - tol:
+                if k > B - 1:
+                    k = B - 1
+                if k > 0 and v < edges[k]:
+                    k -= 1
+                elif k < B - 1 and v >= edges[k + 1]:
+                    k += 1
+            wi = w[i]
+            wsum[k] += wi
+            wysum[k] += wi * y[i]
+            wpsum[k] += wi * v

@@ -1,0 +1,18 @@
+import numpy as np
+from numpy.typing import NDArray
+
+def dual_frontiers(
+    B: NDArray[np.float64],
+    d: NDArray[np.float64],
+    positions: NDArray[np.float64],
+    heap: NDArray[np.float64],
+    tree: NDArray[np.float64],
+    front: NDArray[np.float64],
+    peak: NDArray[np.float64],
+) -> None: ...
+def backtrack(
+    B: NDArray[np.float64],
+    d: NDArray[np.float64],
+    front: NDArray[np.float64],
+    x: NDArray[np.float64],
+) -> float: ...

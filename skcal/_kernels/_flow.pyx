@@ -1,0 +1,243 @@
+# Smooth calibration error (smCE): an exact dynamic program on the dual
+# min-cost flow problem of Hu, Jambulapati, Tian and Yang (paper 002, Lemma 3
+# and Section 3.2). Callers validate, sort and group.
+#
+# With grouped residuals b_1..b_K, prefix sums B_k = b_1 + ... + b_k and gaps
+# d_k = v_{k+1} - v_k, write G_k = B_k - f_k for the flow f_k on path edge k:
+#
+#     smCE = min { sum_k |G_k - G_{k-1}| + sum_{k<K} d_k |G_k - B_k| :
+#                  G_0 = 0, G_K = B_K }.
+#
+# Forward, chi_0(g) = |g| and chi_k = clip(chi_{k-1} + d_k |g - B_k|), where
+# clip (inf-convolution with |.|) cuts every slope to [-1, 1]. So chi_k is
+# convex piecewise linear with slopes rising from -1 to +1: a multiset of
+# breakpoints of total weight 2. Step k adds weight 2 d_k at B_k, then clip
+# removes weight d_k from the far left and d_k from the far right. Breakpoints
+# never move and are only removed at the two ends, so heaps hold them
+# (O(K log K) in all), where keeping them split at the primal optimum (the
+# usual "slope trick") would move many of them every step: about sqrt(K) per
+# step on near-calibrated data and K/2 at worst. Where each clip stops,
+# L_k <= R_k, is where chi_{k-1} + d_k |g - B_k| has a slope in [-1, 1];
+# backtracking G_k = clamp(G_{k+1}, L_k, R_k) from G_K = B_K gives an
+# optimal G, hence the value.
+#
+# The initial breakpoint (weight 2 at 0) is never used up before the last
+# step, as each end loses at most sum_k d_k = v_K - v_1 <= 1 in all. It is a
+# barrier: breakpoints below 0 only ever leave from the left, those above 0
+# only from the right. So each side is one min-heap of (key, weight) pairs,
+# keys B_j on the left and -B_j on the right, and a side whose heap is empty
+# takes from the barrier.
+
+from libc.math cimport fabs
+
+
+# 4-ary heaps: half the depth of binary ones, and the four children of a slot
+# (four 16-byte pairs) sit together in memory.
+cdef inline void _heap_push(double* h, Py_ssize_t n, double key, double weight) noexcept nogil:
+    """Insert (key, weight) into the min-heap of pairs h[:2n]."""
+    cdef Py_ssize_t parent
+    while n > 0:
+        parent = (n - 1) >> 2
+        if h[2 * parent] <= key:
+            break
+        h[2 * n] = h[2 * parent]
+        h[2 * n + 1] = h[2 * parent + 1]
+        n = parent
+    h[2 * n] = key
+    h[2 * n + 1] = weight
+
+
+cdef inline void _heap_pop(double* h, Py_ssize_t n) noexcept nogil:
+    """Remove the root of the min-heap of pairs h[:2n], n >= 1."""
+    cdef double key = h[2 * n - 2], weight = h[2 * n - 1], least
+    cdef Py_ssize_t i = 0, first, last, j, child
+    n -= 1
+    while True:
+        first = 4 * i + 1
+        if first >= n:
+            break
+        last = first + 4 if first + 4 < n else n
+        child = first
+        least = h[2 * first]
+        for j in range(first + 1, last):
+            if h[2 * j] < least:
+                least = h[2 * j]
+                child = j
+        if key <= least:
+            break
+        h[2 * i] = least
+        h[2 * i + 1] = h[2 * child + 1]
+        i = child
+    h[2 * i] = key
+    h[2 * i + 1] = weight
+
+
+cdef inline Py_ssize_t _lower_bound(
+    const double* a, Py_ssize_t n, double x, Py_ssize_t hint
+) noexcept nogil:
+    """Number of entries of the sorted a[:n] below x, galloping from ``hint``.
+
+    Costs O(log |answer - hint|): the queries of one kind (the walk B_k, or
+    one end of the breakpoints) mostly move by a few places per step.
+    """
+    cdef Py_ssize_t lo, hi, step = 1
+    if hint < n and a[hint] < x:        # the answer is in (hint, n]
+        lo = hint + 1
+        while True:
+            hi = lo + step - 1
+            if hi >= n:
+                hi = n
+                break
+            if a[hi] >= x:
+                break
+            lo = hi + 1
+            step *= 2
+    else:                               # the answer is in [0, hint]
+        hi = hint
+        while True:
+            lo = hi - step
+            if lo <= 0:
+                lo = 0
+                break
+            if a[lo] < x:
+                lo += 1
+                break
+            hi = lo
+            step *= 2
+    # binary search of [lo, hi); the answer is in [lo, hi]
+    n = hi - lo
+    while n > 0:
+        step = n >> 1
+        if a[lo + step] < x:
+            lo += step + 1
+            n -= step + 1
+        else:
+            n = step
+    return lo
+
+
+cdef inline void _fenwick_add(double* tree, Py_ssize_t n, Py_ssize_t i, double delta) noexcept nogil:
+    """Add delta at 0-based slot i of the Fenwick tree tree[1..n]."""
+    i += 1
+    while i <= n:
+        tree[i] += delta
+        i += i & -i
+
+
+cdef inline double _fenwick_prefix(const double* tree, Py_ssize_t count) noexcept nogil:
+    """Sum of the first ``count`` slots."""
+    cdef double s = 0.0
+    while count > 0:
+        s += tree[count]
+        count -= count & -count
+    return s
+
+
+def dual_frontiers(
+    const double[::1] B,                # IN  (K,) prefix sums B_1..B_K
+    const double[::1] d,                # IN  (K-1,) gaps d_1..d_{K-1}, positive
+    const double[::1] positions,        # IN  (K,) or (0,) 0, B_1..B_{K-1} sorted; witness only
+    double[:, ::1] heap,                # OUT (2, 2K) work: (key, weight) pairs per side
+    double[::1] tree,                   # OUT (K + 1,) or (0,) zeroed Fenwick tree of weights
+    double[:, ::1] front,               # OUT (2, K-1) where clip k stops: L_k, R_k
+    double[::1] peak,                   # OUT (K,) or (0,) a maximiser of the primal f_k
+):
+    """Run the forward pass, filling ``front`` (and ``peak``).
+
+    With ``peak`` non-empty, a Fenwick tree over the sorted breakpoint
+    positions mirrors the weights, and gives before step k the slope of
+    chi_{k-1} at B_k: -1 plus the weight below B_k. By the envelope theorem
+    it is a maximiser of f_k(x) = max sum_{j<=k} b_j x_j over feasible
+    x_1..x_k with x_k = x.
+    """
+    cdef Py_ssize_t K = B.shape[0]
+    cdef bint witness = peak.shape[0] > 0
+    cdef const double* pos = NULL
+    cdef double* fen = NULL
+    cdef double* h[2]
+    cdef Py_ssize_t size[2]
+    cdef Py_ssize_t slot[3]             # last Fenwick slot of B_k and of each end
+    cdef Py_ssize_t k, s, zero = 0
+    cdef double need, m, key
+    h[0] = &heap[0, 0]
+    h[1] = &heap[1, 0]
+    size[0] = 0
+    size[1] = 0
+    if witness:
+        pos = &positions[0]
+        fen = &tree[0]
+    with nogil:
+        if witness:
+            zero = _lower_bound(pos, K, 0.0, 0)
+            slot[0] = slot[1] = slot[2] = zero
+            _fenwick_add(fen, K, zero, 2.0)         # chi_0(g) = |g|
+        for k in range(K):
+            if witness:
+                slot[2] = _lower_bound(pos, K, B[k], slot[2])
+                peak[k] = _fenwick_prefix(fen, slot[2]) - 1.0
+            if k == K - 1:
+                break
+            # weight 2 d_k at B_k; at exactly 0 it joins the barrier
+            if B[k] < 0.0:
+                _heap_push(h[0], size[0], B[k], 2.0 * d[k])
+                size[0] += 1
+            elif B[k] > 0.0:
+                _heap_push(h[1], size[1], -B[k], 2.0 * d[k])
+                size[1] += 1
+            if witness:
+                _fenwick_add(fen, K, slot[2], 2.0 * d[k])
+            # clip: weight d_k off each end; s = 0 left, s = 1 right
+            for s in range(2):
+                need = d[k]
+                while True:
+                    if size[s] == 0:
+                        front[s, k] = 0.0
+                        if witness:
+                            _fenwick_add(fen, K, zero, -need)
+                        break
+                    key = h[s][0]
+                    m = h[s][1]
+                    front[s, k] = key if s == 0 else -key
+                    if m > need:
+                        h[s][1] = m - need
+                        m = need
+                    else:
+                        _heap_pop(h[s], size[s])
+                        size[s] -= 1
+                    if witness:
+                        slot[s] = _lower_bound(pos, K, front[s, k], slot[s])
+                        _fenwick_add(fen, K, slot[s], -m)
+                    need -= m
+                    if need <= 0.0:
+                        break
+
+
+def backtrack(
+    const double[::1] B,                # IN  (K,) prefix sums B_1..B_K
+    const double[::1] d,                # IN  (K-1,) gaps d_1..d_{K-1}
+    const double[:, ::1] front,         # IN  (2, K-1) L_k, R_k from dual_frontiers
+    double[::1] x,                      # IN/OUT (K,) or (0,) peaks in, witness out
+):
+    """Return smCE from the optimal dual G; turn peaks into the witness.
+
+    G_K = B_K and G_k = clamp(G_{k+1}, L_k, R_k). The witness is x_K = p_K,
+    x_k = clamp(p_k, x_{k+1} - d_k, x_{k+1} + d_k): the maximiser of the
+    concave f_k over the window the Lipschitz bound allows, so it is
+    feasible by construction and attains max f_K.
+    """
+    cdef Py_ssize_t K = B.shape[0]
+    cdef bint witness = x.shape[0] > 0
+    cdef Py_ssize_t k
+    cdef double g, g_next = B[K - 1], total = 0.0, pk
+    with nogil:
+        if witness:
+            x[K - 1] = min(max(x[K - 1], -1.0), 1.0)  # peaks carry rounding
+        for k in range(K - 2, -1, -1):
+            g = min(max(g_next, front[0, k]), front[1, k])
+            total += fabs(g_next - g) + d[k] * fabs(g - B[k])
+            g_next = g
+            if witness:
+                pk = min(max(x[k], -1.0), 1.0)
+                x[k] = min(max(pk, x[k + 1] - d[k]), x[k + 1] + d[k])
+        total += fabs(g_next)
+    return total

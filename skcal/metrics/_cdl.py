@@ -1,0 +1,432 @@
+"""Calibration decision loss (CDL), maximum swap regret (MSR) and the
+fixed-threshold decision loss of Lemma 2.2 of paper 000, all exact.
+
+Notation: on the weighted empirical distribution ``D`` of ``(p, y)`` the
+distinct predictions are ``v_1 < ... < v_K`` with mass ``pi_k`` and outcome
+rate ``q_k = E[y | p = v_k]``.
+
+Derivation of the closed form
+-----------------------------
+1. *Scoring rules.* CDL (000 Definition 2.2) is the supremum, over decision
+   tasks with utilities in [0, 1], of the swap regret of the best response;
+   by 003 Lemma 3.2 and Claim 2.15 it is ``MSR / T`` (003 Definition 3.1),
+   the supremum over proper scoring rules ``S`` with scores in [0, 1] of the
+   prediction swap regret. Such an ``S`` is a menu of lines
+   ``l(x) = (1 - x) S(., 0) + x S(., 1)`` with ``l(0), l(1)`` in [0, 1]; a
+   forecast ``v_k`` gets a line maximal at ``v_k``, and swapping it for the
+   line maximal at ``q_k`` gains ``U(q_k) - l_{v_k}(q_k)`` with ``U`` the upper
+   envelope of the menu (003 Lemma 3.3, Proposition 3.6). Where several lines
+   are maximal at ``v_k`` the supremum takes the one with the larger gain: the
+   menu LP of 003 Theorem 3.11 does (its properness constraints are weak
+   inequalities), and mixing in a little of a strictly proper rule realises
+   it up to any epsilon, with one action per prediction (so action and
+   prediction swap regret agree).
+2. *Kinks* (003 Section 3.2, exactly rather than up to a factor 2). ``U`` is
+   convex and piecewise linear; let ``nu >= 0`` be its slope increments. The
+   gain at ``k`` is the integral against ``nu`` of ``|q_k - mu|`` over ``mu``
+   between ``q_k`` and ``v_k`` (closed at ``v_k``, by the tie rule above), so
+   the swap regret is ``int h dnu`` with::
+
+       h(mu) = sum_k pi_k |q_k - mu| 1{mu in [min(v_k, q_k), max(v_k, q_k)]}
+             = E[(q - mu)_+ 1{p <= mu} + (mu - q)_+ 1{p >= mu}],
+
+   the integrand of 000 Lemma 2.2 made upper semicontinuous (same supremum).
+   Adding an affine function to ``U`` changes no gain and shifts the menu's
+   values at 0 and at 1 independently; those values spread over ranges of
+   length ``int mu dnu`` and ``int (1 - mu) dnu`` (each kink at ``mu`` of
+   size ``m`` lowers the next line at 0 by ``m mu`` and raises it at 1 by
+   ``m (1 - mu)``). So a kink measure is a bounded rule iff
+   ``int mu dnu <= 1`` and ``int (1 - mu) dnu <= 1``.
+3. *A two-constraint LP.* ``CDL = sup{int h dnu : nu >= 0, int mu dnu <= 1,
+   int (1 - mu) dnu <= 1}``. Its dual asks for ``lam_0 + lam_1`` least with
+   the line ``lam_0 (1 - mu) + lam_1 mu >= h(mu)`` on [0, 1]; that sum is
+   twice the line's height at 1/2, hence::
+
+       CDL = 2 * hhat(1/2),   hhat = least concave majorant of h on [0, 1].
+
+   The primal attains it with kinks at the ends ``a <= 1/2 <= b`` of the
+   majorant's piece over 1/2, of sizes ``m_a = (2b - 1)/(b - a)`` and
+   ``m_b = (1 - 2a)/(b - a)`` (both constraints tight): the three-action
+   task with utilities ``(U(., 0), U(., 1))`` equal to ``(1, 0)``,
+   ``(1 - m_a a, m_a (1 - a))`` and ``(0, 1)``. It contains 000 Lemma 2.2:
+   with ``S = max h``, ``S <= CDL <= 2 S``.
+4. *Computation.* ``h`` is linear between consecutive points of
+   ``{v_k} | {q_k} | {0, 1/2, 1}`` and takes its upper semicontinuous values
+   there, so it is evaluated at those points (difference arrays over the
+   intervals) and the majorant is their upper convex hull: O(K log K)
+   after the sort, no LP. ``tests/reference.py`` checks this against the
+   dense menu LP of 003 Theorem 3.11 written straight from the theorem.
+"""
+
+import numpy as np
+from sklearn.utils import Bunch
+
+from .._validation import check_binary_calibration_input
+from ._common import sort_and_group
+
+__all__ = [
+    "calibration_decision_loss",
+    "calibration_fixed_decision_loss",
+    "maximum_swap_regret",
+]
+
+# Stop the vectorised pruning of non-hull points once a pass removes fewer
+# than this fraction; the few points left go through the exact sequential scan.
+_PRUNE_STALL = 0.1
+
+
+def _decision_profile(y, p, w):
+    """Breakpoints ``x`` (sorted, distinct, including 0, 1/2, 1) and ``h(x)``.
+
+    Also returns the total weight. Zero-weight groups carry no mass in ``D``
+    and are dropped (their ``q`` is undefined).
+    """
+    values, wsum, wysum = sort_and_group(y, p, w)
+    total = wsum.sum()
+    nonzero = wsum > 0
+    v, wsum, wysum = values[nonzero], wsum[nonzero], wysum[nonzero]
+    q = wysum / wsum
+    pi = wsum / total
+
+    x = np.unique(np.concatenate((v, q, [0.0, 0.5, 1.0])))
+    # Groups with q_k = v_k contribute nothing; skipping them keeps an exactly
+    # calibrated D at exactly zero instead of summation noise.
+    off = q != v
+    v, q, pi = v[off], q[off], pi[off]
+    up = q > v
+    # On [min(v_k, q_k), max(v_k, q_k)] group k adds pi_k |q_k - mu|, i.e.
+    # coef_k + slope_k * mu, entered as difference arrays over the points x;
+    # both ends are closed (the closed end at v_k is the tie rule of step 1),
+    # so the term stops one past the index of the right end.
+    coef = np.where(up, pi * q, -pi * q)
+    slope = np.where(up, -pi, pi)
+    start = np.searchsorted(x, np.minimum(v, q))
+    stop = np.searchsorted(x, np.maximum(v, q)) + 1
+    size = x.shape[0] + 1
+    active_coef = np.cumsum(
+        np.bincount(start, coef, size) - np.bincount(stop, coef, size)
+    )
+    active_slope = np.cumsum(
+        np.bincount(start, slope, size) - np.bincount(stop, slope, size)
+    )
+    # h >= 0 exactly; the cumulative sums can leave a negative rounding residue.
+    h = np.maximum(active_coef[:-1] + active_slope[:-1] * x, 0.0)
+    return x, h, total
+
+
+def _upper_hull(x, h):
+    """Indices of the upper convex hull of the points ``(x, h)``, ``x`` increasing.
+
+    Vectorised passes first drop every point lying on or below the chord of
+    its two neighbours (such a point is not a vertex of the hull, so dropping
+    them all at once leaves the hull unchanged); the survivors, usually few,
+    go through Andrew's monotone chain.
+    """
+    keep = np.arange(x.shape[0])
+    while keep.shape[0] > 2:
+        xs, hs = x[keep], h[keep]
+        cross = (xs[1:-1] - xs[:-2]) * (hs[2:] - hs[:-2]) - (hs[1:-1] - hs[:-2]) * (
+            xs[2:] - xs[:-2]
+        )
+        inner = cross >= 0
+        removed = int(np.count_nonzero(inner))
+        if removed == 0:
+            return keep
+        mask = np.ones(keep.shape[0], dtype=bool)
+        mask[1:-1] = ~inner
+        keep = keep[mask]
+        if removed < _PRUNE_STALL * keep.shape[0]:
+            break
+    xs, hs = x[keep].tolist(), h[keep].tolist()
+    hull = []
+    for i in range(len(xs)):
+        while len(hull) >= 2:
+            j, k = hull[-2], hull[-1]
+            cross = (xs[k] - xs[j]) * (hs[i] - hs[j]) - (hs[k] - hs[j]) * (
+                xs[i] - xs[j]
+            )
+            if cross < 0:
+                break
+            hull.pop()
+        hull.append(i)
+    return keep[hull]
+
+
+def _cdl_from_profile(x, h):
+    """Exact CDL ``2 hhat(1/2)`` and the kinks ``(a, b)``, sizes ``(m_a, m_b)``."""
+    hull = _upper_hull(x, h)
+    hx, hh = x[hull], h[hull]
+    # 0 and 1 are always hull vertices, so 0 < j < len(hx)
+    j = int(np.searchsorted(hx, 0.5))
+    if hx[j] == 0.5:
+        # the majorant has a vertex at 1/2: one kink of size 2 there
+        return 2.0 * float(hh[j]), (0.5, 0.5), (2.0, 0.0)
+    a, b = float(hx[j - 1]), float(hx[j])
+    m_a = (2.0 * b - 1.0) / (b - a)
+    m_b = (1.0 - 2.0 * a) / (b - a)
+    return m_a * float(hh[j - 1]) + m_b * float(hh[j]), (a, b), (m_a, m_b)
+
+
+def _optimal_task(kinks, sizes):
+    """Utility rows ``(U(action, 0), U(action, 1))`` of the maximising task."""
+    (a, b), (m_a, _) = kinks, sizes
+    if a == b:
+        # a single kink at 1/2: the middle action would coincide with (0, 1)
+        return np.array([[1.0, 0.0], [0.0, 1.0]])
+    return np.array([[1.0, 0.0], [1.0 - m_a * a, m_a * (1.0 - a)], [0.0, 1.0]])
+
+
+def calibration_decision_loss(
+    y_true,
+    y_prob,
+    *,
+    sample_weight=None,
+    pos_label=None,
+    multiclass="top-label",
+    return_details=False,
+):
+    """Calibration decision loss: the worst swap regret of trusting the predictions.
+
+    On the weighted empirical distribution ``D`` of ``(p, y)`` this is
+    Definition 2.2 of Bairaktari, Hu, Nguyen and Ullman (paper 000), due to
+    Hu and Wu (paper 003, where ``CDL = MSR / T`` by Lemma 3.2)::
+
+        CDL(D) = sup_Z sup_{sigma: A -> A}
+                 E[U(sigma(r*_Z(p)), y) - U(r*_Z(p), y)],
+
+    the supremum over decision tasks ``Z = (A, U)`` with utilities
+    ``U: A x {0, 1} -> [0, 1]`` of the regret of a decision maker who best
+    responds ``r*_Z(p)`` to each prediction as if it were the true
+    probability, against the best fixed re-mapping of its actions.
+
+    It is computed exactly, in O(n log n), by the closed form derived in the
+    module docstring from 003 Theorem 3.11 and its V-shaped decomposition::
+
+        CDL(D) = 2 * hhat(1/2),
+
+    where ``hhat`` is the least concave majorant on [0, 1] of the function of
+    000 Lemma 2.2, ``h(mu) = E[(q - mu)_+ 1{p <= mu} + (mu - q)_+ 1{p >= mu}]``
+    with ``q = E[y | p]``. CDL is 0 exactly when ``D`` is calibrated, and lies
+    between ``S = sup_mu h(mu)`` (:func:`calibration_fixed_decision_loss`)
+    and ``2 S``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Observed labels (binary), or class labels for multiclass ``y_prob``.
+    y_prob : array-like of shape (n_samples,) or (n_samples, n_classes)
+        Predicted probability of the positive class, or ``predict_proba``
+        output (see ``multiclass``).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights; integer weights equal repeating rows.
+    pos_label : int, float, bool or str, default=None
+        The positive class; 1 for labels in {0, 1} or {-1, 1}.
+    multiclass : {"top-label", "raise"}, default="top-label"
+        For ``(n_samples, K)`` input with ``K > 2``: measure the top-label
+        confidence ``max_k p_k`` against ``1{argmax_k p_k = y}`` (ties to the
+        lowest column), or raise.
+    return_details : bool, default=False
+        Also return a :class:`~sklearn.utils.Bunch` describing a maximising
+        decision task and the bounds of 000 Lemma 2.2.
+
+    Returns
+    -------
+    value : float
+        The calibration decision loss, in ``[0, 1]``.
+    details : Bunch
+        Only with ``return_details=True``, with keys
+
+        - ``utility``: ndarray of shape (n_actions, 2), rows
+          ``(U(action, 0), U(action, 1))`` of a task attaining the supremum
+          (three actions at most; ``(1, 0)`` first, ``(0, 1)`` last);
+        - ``thresholds``: ``(a, b)`` with ``a <= 1/2 <= b``, the predictions
+          at which its best response switches action. A decision maker
+          indifferent at a threshold is taken to choose the action its swap
+          improves most; any small perturbation of the task realises this;
+        - ``lower_bound``, ``upper_bound``: ``S`` and ``2 S`` of 000
+          Lemma 2.2;
+        - ``threshold``: the ``mu`` attaining ``S``.
+
+    See Also
+    --------
+    maximum_swap_regret : The same quantity in units of total weight.
+    calibration_fixed_decision_loss : The factor-2 approximation ``S``.
+
+    Notes
+    -----
+    CDL is not testable (000 Section 1.2): with distinct predictions every
+    finite sample of a calibrated predictor has a CDL bounded away from 0.
+    It describes the sample as given, not the predictor that produced it.
+
+    Examples
+    --------
+    >>> from skcal import calibration_decision_loss
+    >>> y_true = [0, 0, 1, 1]
+    >>> y_prob = [0.2, 0.4, 0.6, 0.9]
+    >>> round(calibration_decision_loss(y_true, y_prob), 6)
+    0.2
+    >>> value, details = calibration_decision_loss(
+    ...     y_true, y_prob, return_details=True)
+    >>> details.utility.round(6).tolist()
+    [[1.0, 0.0], [0.9, 0.4], [0.0, 1.0]]
+    >>> details.thresholds
+    (0.2, 0.6)
+    >>> round(details.lower_bound, 6), round(details.upper_bound, 6)
+    (0.1, 0.2)
+
+    A calibrated distribution has no swap regret for any task:
+
+    >>> calibration_decision_loss([0, 1, 0, 1], [0.5, 0.5, 0.0, 1.0])
+    0.0
+    """
+    y, p, w = check_binary_calibration_input(
+        y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass
+    )
+    x, h, _ = _decision_profile(y, p, w)
+    value, kinks, sizes = _cdl_from_profile(x, h)
+    if not return_details:
+        return value
+    best = int(np.argmax(h))
+    details = Bunch(
+        utility=_optimal_task(kinks, sizes),
+        thresholds=kinks,
+        lower_bound=float(h[best]),
+        upper_bound=2.0 * float(h[best]),
+        threshold=float(x[best]),
+    )
+    return value, details
+
+
+def maximum_swap_regret(
+    y_true,
+    y_prob,
+    *,
+    sample_weight=None,
+    pos_label=None,
+    multiclass="top-label",
+):
+    """Maximum swap regret: the worst total regret of trusting the predictions.
+
+    Definition 3.1 of Hu and Wu (paper 003): for a sequence of ``T``
+    predictions and outcomes, the supremum over proper scoring rules with
+    scores in [0, 1] (equivalently, by their Lemma 3.2, over decision tasks
+    with utilities in [0, 1]) of the swap regret summed over the ``T``
+    rounds. It equals ``T * calibration_decision_loss``. With
+    ``sample_weight``, row ``i`` counts as ``w_i`` rounds and ``T`` is the
+    total weight, so integer weights equal repeating rows.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Observed labels (binary), or class labels for multiclass ``y_prob``.
+    y_prob : array-like of shape (n_samples,) or (n_samples, n_classes)
+        Predicted probability of the positive class, or ``predict_proba``
+        output (see ``multiclass``).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights (numbers of rounds).
+    pos_label : int, float, bool or str, default=None
+        The positive class; 1 for labels in {0, 1} or {-1, 1}.
+    multiclass : {"top-label", "raise"}, default="top-label"
+        For ``(n_samples, K)`` input with ``K > 2``: measure the top-label
+        confidence ``max_k p_k`` against ``1{argmax_k p_k = y}`` (ties to the
+        lowest column), or raise.
+
+    Returns
+    -------
+    value : float
+        The maximum swap regret, in ``[0, T]``.
+
+    See Also
+    --------
+    calibration_decision_loss : The same quantity per round.
+
+    Examples
+    --------
+    >>> from skcal import maximum_swap_regret
+    >>> y_true = [0, 0, 1, 1]
+    >>> y_prob = [0.2, 0.4, 0.6, 0.9]
+    >>> round(maximum_swap_regret(y_true, y_prob), 6)
+    0.8
+    """
+    y, p, w = check_binary_calibration_input(
+        y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass
+    )
+    x, h, total = _decision_profile(y, p, w)
+    return float(total) * _cdl_from_profile(x, h)[0]
+
+
+def calibration_fixed_decision_loss(
+    y_true,
+    y_prob,
+    *,
+    sample_weight=None,
+    pos_label=None,
+    multiclass="top-label",
+    return_threshold=False,
+):
+    """The fixed-threshold decision loss of Lemma 2.2 of paper 000.
+
+    With ``q = E[y | p]`` on the weighted empirical distribution ``D``::
+
+        S(D) = sup_{mu in [0, 1]} E[(q - mu)_+ 1{p <= mu} + (mu - q)_+ 1{p > mu}],
+
+    the largest swap regret of a two-action task with decision threshold
+    ``mu``, in units where its utility gap is 1. Lemma 2.2 of Bairaktari,
+    Hu, Nguyen and Ullman (paper 000, from Hu and Wu, paper 003) states
+    ``S <= CDL <= 2 S``; :func:`calibration_decision_loss` is exact.
+
+    The function of ``mu`` is piecewise linear with breaks only at the
+    distinct predictions ``v_k`` and their outcome rates ``q_k``, so the
+    supremum is a maximum over those points, O(n log n) in all. At
+    ``mu = v_k`` with ``q_k < v_k`` the paper's ``1{p > mu}`` excludes group
+    ``k``, so the supremum is then approached as ``mu`` rises to ``v_k``
+    rather than attained; the value is the same.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Observed labels (binary), or class labels for multiclass ``y_prob``.
+    y_prob : array-like of shape (n_samples,) or (n_samples, n_classes)
+        Predicted probability of the positive class, or ``predict_proba``
+        output (see ``multiclass``).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights; integer weights equal repeating rows.
+    pos_label : int, float, bool or str, default=None
+        The positive class; 1 for labels in {0, 1} or {-1, 1}.
+    multiclass : {"top-label", "raise"}, default="top-label"
+        For ``(n_samples, K)`` input with ``K > 2``: measure the top-label
+        confidence ``max_k p_k`` against ``1{argmax_k p_k = y}`` (ties to the
+        lowest column), or raise.
+    return_threshold : bool, default=False
+        Also return the maximising threshold ``mu`` (the smallest one).
+
+    Returns
+    -------
+    value : float
+        ``S``, in ``[0, 1]``.
+    threshold : float
+        Only with ``return_threshold=True``.
+
+    See Also
+    --------
+    calibration_decision_loss : The exact supremum over all decision tasks.
+
+    Examples
+    --------
+    >>> from skcal import calibration_fixed_decision_loss
+    >>> y_true = [0, 0, 1, 1]
+    >>> y_prob = [0.2, 0.4, 0.6, 0.9]
+    >>> value, mu = calibration_fixed_decision_loss(
+    ...     y_true, y_prob, return_threshold=True)
+    >>> round(value, 6), mu
+    (0.1, 0.2)
+    """
+    y, p, w = check_binary_calibration_input(
+        y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass
+    )
+    x, h, _ = _decision_profile(y, p, w)
+    best = int(np.argmax(h))
+    value = float(h[best])
+    if not return_threshold:
+        return value
+    return value, float(x[best])
