@@ -447,3 +447,7 @@ def ldtc_dual_objective(y, p, w, grid, potentials):
     grid = np.asarray(grid, dtype=float)
     inner = np.abs(grid[None, :] - p[:, None]) + potentials[y.astype(int)]
     return float(np.sum(w * inner.min(axis=1)) / w.sum())
+
+
+# --- recalibration ------------------------------------------------------------
+# (section owned by the recalibration work; insert below this line)

@@ -57,3 +57,69 @@ def max_abs_interval(
     if imin < imax:
         return smax - smin, imin, imax - 1, 1
     return smax - smin, imax, imin - 1, -1
+
+
+def max_abs_interval_rows(
+    const double[:, ::1] v,             # IN  (m, n) predicted utility: row k is utility k
+    const double[:, ::1] r,             # IN  (m, n) realised minus predicted utility
+    const double[::1] w,                # IN  (n,) non-negative sample weights
+    const Py_ssize_t[:, ::1] order,     # IN  (m, n) row k a permutation sorting v[k] ascending
+    double[::1] value,                  # OUT (m,) worst |sum of w r| over runs of v[k]
+    double[::1] lower,                  # OUT (m,) smallest v[k] in the worst run
+    double[::1] upper,                  # OUT (m,) largest v[k] in the worst run
+    signed char[::1] sign,              # OUT (m,) sign of the worst run's sum, 0 if none
+):
+    """``max_abs_interval`` for many utilities at once, grouping ties in v.
+
+    Row ``k`` is one utility: the worst interval is the largest
+    ``|sum_{v[k, j] in [a, b]} w[j] r[k, j]|`` over closed intervals, that is
+    ``max(S) - min(S)`` over the prefix sums ``S`` of the residuals in the
+    order of ``v[k]``, where a prefix may only end between two distinct
+    values (tied rows are one atom of the empirical distribution). The run is
+    reported by its smallest and largest ``v``; when every run sums to zero,
+    ``value = sign = 0`` and ``lower = upper = min v[k]``. Weights are not
+    normalised here (the caller divides ``value`` by their total), so that
+    integer weights and exactly representable residuals sum exactly.
+    """
+    cdef Py_ssize_t m = v.shape[0], n = v.shape[1]
+    cdef Py_ssize_t k, i, j, imax, imin
+    cdef double s, smax, smin
+    with nogil:
+        for k in range(m):
+            s = 0.0
+            smax = 0.0
+            smin = 0.0
+            imax = 0
+            imin = 0
+            for i in range(n):
+                j = order[k, i]
+                s += w[j] * r[k, j]
+                # the prefix may not split a group of tied values
+                if i + 1 < n and v[k, order[k, i + 1]] == v[k, j]:
+                    continue
+                if s > smax:
+                    smax = s
+                    imax = i + 1
+                elif s < smin:
+                    smin = s
+                    imin = i + 1
+            if n == 0:
+                value[k] = 0.0
+                lower[k] = 0.0
+                upper[k] = 0.0
+                sign[k] = 0
+            elif smax - smin <= 0.0:
+                value[k] = 0.0
+                lower[k] = v[k, order[k, 0]]
+                upper[k] = lower[k]
+                sign[k] = 0
+            elif imin < imax:           # the run imin..imax-1 sums to smax - smin > 0
+                value[k] = smax - smin
+                lower[k] = v[k, order[k, imin]]
+                upper[k] = v[k, order[k, imax - 1]]
+                sign[k] = 1
+            else:                       # the run imax..imin-1 sums to smin - smax < 0
+                value[k] = smax - smin
+                lower[k] = v[k, order[k, imax]]
+                upper[k] = v[k, order[k, imin - 1]]
+                sign[k] = -1

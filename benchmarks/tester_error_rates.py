@@ -1,0 +1,158 @@
+"""Measure the error rates of CalibrationTester by simulation.
+
+The full versions of the simulations in ``tests/test_tester.py``. For each
+scenario (a data distribution with known dCE) and tester, the share of
+independent data sets on which the tester answers "not calibrated":
+
+* calibrated data (dCE = 0): the false alarm rate, to compare with alpha
+  (the resample test is exact: about alpha, never more than alpha plus
+  Monte Carlo error);
+* shifted data ``v ~ U[0, 1 - e]``, ``y ~ Bern(v + e)`` (dCE = e, 002
+  Section 6): the power, to compare with ``1 - alpha`` where the tester
+  certifies ``e`` (``e >= min_epsilon``) and as information elsewhere;
+* tolerant testers (``tolerance = e2``) at the boundary of their null
+  (dCE = e2 exactly: 002 Lemma 1's constant prediction against a fair coin,
+  and the shift): the false alarm rate, at most alpha.
+
+Each rate is printed with two binomial standard errors and the median
+``min_epsilon`` of the tester at that n.
+
+    python benchmarks/tester_error_rates.py            # about 20 min on 2 cores
+    python benchmarks/tester_error_rates.py --quick    # about 2 min
+"""
+
+import argparse
+import platform
+import time
+import warnings
+
+import numpy as np
+from joblib import Parallel, delayed
+
+import skcal
+from skcal import CalibrationTester
+
+ALPHA = 0.05
+
+
+def calibrated_uniform(rng, n):
+    p = rng.random(n)
+    return rng.random(n) < p, p
+
+
+def calibrated_skewed(rng, n):
+    # mostly small probabilities: low outcome variance, many ties near 0
+    p = rng.beta(0.5, 4.0, n)
+    return rng.random(n) < p, p
+
+
+def shifted(e):
+    def make(rng, n):
+        p = rng.uniform(0, 1 - e, n)
+        return rng.random(n) < p + e, p
+
+    make.__name__ = f"shift e={e:g} (dCE={e:g})"
+    return make
+
+
+def lemma1(e):
+    def make(rng, n):
+        return rng.random(n) < 0.5, np.full(n, 0.5 + e)
+
+    make.__name__ = f"v=1/2+{e:g}, y~Bern(1/2) (dCE={e:g})"
+    return make
+
+
+calibrated_uniform.__name__ = "calibrated, v ~ U[0,1]"
+calibrated_skewed.__name__ = "calibrated, v ~ Beta(.5,4)"
+
+
+def experiments(quick):
+    """(scenario, tester parameters, sizes, data sets, what the rate should be)."""
+    small, large = ([200, 1000], [200]) if quick else ([200, 1000, 5000], [200, 1000])
+    r_fast, r_slow = (100, 40) if quick else (400, 100)
+    b_fast, b_slow = (99, 24) if quick else (199, 49)
+    out = []
+    for measure in ("smce", "cutoff", "scdl", "binned_ece"):
+        params = dict(measure=measure, n_resamples=b_fast)
+        out.append((calibrated_uniform, params, small, r_fast, "<= alpha"))
+        if measure == "smce":
+            out.append((calibrated_skewed, params, small, r_fast, "<= alpha"))
+            for e in (0.02, 0.05, 0.1):
+                out.append((shifted(e), params, small, r_fast, "power"))
+        else:
+            out.append((shifted(0.05), params, small, r_fast, "power"))
+    dce = dict(measure="dce", n_resamples=b_slow)
+    out.append((calibrated_uniform, dce, large, r_slow, "<= alpha"))
+    out.append((shifted(0.05), dce, large, r_slow, "power"))
+    for measure, sizes, reps, b in (("smce", small, r_fast, b_fast), ("dce", large, r_slow, b_slow)):
+        tolerant = dict(measure=measure, tolerance=0.02, n_resamples=b)
+        out.append((lemma1(0.02), tolerant, sizes, reps, "<= alpha"))
+        out.append((shifted(0.02), tolerant, sizes, reps, "<= alpha"))
+        out.append((shifted(0.3), tolerant, sizes, reps, "power"))
+    for measure in ("smce", "dce"):
+        theory = dict(measure=measure, threshold="theory", epsilon=0.3)
+        out.append((calibrated_uniform, theory, small, r_fast, "<= alpha"))
+        out.append((shifted(0.3), theory, small, r_fast, ">= 1-alpha if certified"))
+    return out
+
+
+def one_data_set(make, params, n, seed):
+    rng = np.random.default_rng(seed)
+    y, p = make(rng, n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # theory mode at small n
+        result = CalibrationTester(random_state=seed[-1], alpha=ALPHA, **params).decide(
+            y, p
+        )
+    return (not result.calibrated), result.min_epsilon
+
+
+def describe(params):
+    parts = [params["measure"]]
+    if params.get("threshold") == "theory":
+        parts.append(f"theory eps={params['epsilon']:g}")
+    else:
+        parts.append(f"resample B={params['n_resamples']}")
+    if params.get("tolerance"):
+        parts.append(f"tol={params['tolerance']:g}")
+    return ", ".join(parts)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--n-jobs", type=int, default=-1)
+    args = parser.parse_args()
+    print(
+        f"skcal {skcal.__version__}, numpy {np.__version__}, "
+        f"{platform.python_implementation()} {platform.python_version()}, "
+        f"{platform.machine()}; alpha = {ALPHA}"
+    )
+    header = (
+        f"{'tester':<32}{'data':<38}{'n':>6}{'runs':>6}"
+        f"{'% no':>8}{'+-2se':>7}{'min_eps':>9}  expect{'time':>8}"
+    )
+    print(header)
+    start = time.perf_counter()
+    for index, (make, params, sizes, reps, expect) in enumerate(experiments(args.quick)):
+        for n in sizes:
+            t0 = time.perf_counter()
+            runs = Parallel(n_jobs=args.n_jobs)(
+                delayed(one_data_set)(make, params, n, [index, n, r]) for r in range(reps)
+            )
+            rate = float(np.mean([r[0] for r in runs]))
+            se = np.sqrt(max(rate * (1 - rate), 1 / reps) / reps)
+            min_eps = [r[1] for r in runs if r[1] is not None]
+            shown = f"{np.median(min_eps):.3f}" if min_eps else "-"
+            print(
+                f"{describe(params):<32}{make.__name__:<38}{n:>6}{reps:>6}"
+                f"{100 * rate:>7.1f}%{200 * se:>6.1f}{shown:>9}  {expect:<24}"
+                f"{time.perf_counter() - t0:>6.0f}s",
+                flush=True,
+            )
+    print(f"total {time.perf_counter() - start:.0f} s with n_jobs={args.n_jobs}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+import numpy as np
+from numpy.typing import NDArray
+
+def group_sorted(
+    p: NDArray[np.float64],
+    y: NDArray[np.float64],
+    w: NDArray[np.float64],
+    order: NDArray[np.intp],
+    values: NDArray[np.float64],
+    wsum: NDArray[np.float64],
+    wysum: NDArray[np.float64],
+) -> int: ...
+def max_abs_interval(b: NDArray[np.float64]) -> tuple[float, int, int, int]: ...
+def max_abs_interval_rows(
+    v: NDArray[np.float64],
+    r: NDArray[np.float64],
+    w: NDArray[np.float64],
+    order: NDArray[np.intp],
+    value: NDArray[np.float64],
+    lower: NDArray[np.float64],
+    upper: NDArray[np.float64],
+    sign: NDArray[np.int8],
+) -> None: ...

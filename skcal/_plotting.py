@@ -1,0 +1,224 @@
+"""Plots of calibration results, in the style of scikit-learn's Display objects.
+
+matplotlib is an optional dependency: it is imported only when something is
+drawn, so ``import skcal`` never needs it.
+"""
+
+import numpy as np
+
+from .metrics import utility_calibration_ecdf
+
+__all__ = ["UtilityCalibrationDisplay"]
+
+
+def _import_pyplot(caller):
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError(
+            f"{caller} requires matplotlib. Install it with "
+            "`pip install matplotlib` (or `pip install skcal[plot]`)."
+        ) from exc
+    return plt
+
+
+class UtilityCalibrationDisplay:
+    """eCDF of the utility calibration error over a family of utilities.
+
+    Paper 001, Section 4 (Figure 1): for utilities ``u_1, ..., u_M`` drawn
+    from a family, the curve at ``e`` is the fraction of them whose
+    calibration error ``UC(f, u_m)`` is at most ``e``. A curve further to the
+    left is better calibrated across the family. Build it with
+    :meth:`from_predictions` or :meth:`from_estimator`; pass the same
+    ``random_state`` (and ``ax``) to compare models on the same utilities.
+
+    Parameters
+    ----------
+    errors : ndarray of shape (n_utilities,)
+        ``UC(f, u_m)`` of each utility.
+    family_name : str, default=None
+        Name of the utility family, for the axis label.
+    estimator_name : str, default=None
+        Name of the model, for the legend.
+
+    Attributes
+    ----------
+    levels : ndarray
+        The distinct errors, increasing.
+    ecdf : ndarray
+        Fraction of utilities with error at most each level.
+    line_ : matplotlib Line2D
+        The eCDF curve.
+    ax_ : matplotlib Axes
+    figure_ : matplotlib Figure
+
+    See Also
+    --------
+    utility_calibration_ecdf : The errors and eCDF without plotting.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from skcal import UtilityCalibrationDisplay
+    >>> rng = np.random.default_rng(0)
+    >>> y_proba = rng.dirichlet(np.ones(3), size=100)
+    >>> y_true = [rng.choice(3, p=p) for p in y_proba]
+    >>> display = UtilityCalibrationDisplay.from_predictions(
+    ...     y_true, y_proba, "rank", n_utilities=20, random_state=0, name="model")
+    >>> display.errors.shape
+    (20,)
+    >>> display.ax_.get_xlabel()
+    'utility calibration error UC(f, u), u ~ rank'
+    """
+
+    def __init__(self, errors, *, family_name=None, estimator_name=None):
+        self.errors = np.asarray(errors, dtype=np.float64)
+        self.family_name = family_name
+        self.estimator_name = estimator_name
+        self.levels, counts = np.unique(self.errors, return_counts=True)
+        self.ecdf = np.cumsum(counts) / self.errors.shape[0]
+
+    def plot(self, ax=None, *, name=None, **kwargs):
+        """Draw the eCDF as a step curve starting at ``(0, 0)``.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
+        name : str, default=None
+            Legend entry; ``estimator_name`` when None.
+        **kwargs : dict
+            Passed to ``matplotlib.axes.Axes.step``.
+
+        Returns
+        -------
+        display : UtilityCalibrationDisplay
+            ``self``, with ``line_``, ``ax_`` and ``figure_`` set.
+        """
+        plt = _import_pyplot("UtilityCalibrationDisplay.plot")
+        if ax is None:
+            _, ax = plt.subplots()
+        name = self.estimator_name if name is None else name
+        if name is not None:
+            kwargs.setdefault("label", name)
+        # F(e) = 0 below the smallest error; the curve jumps at each level
+        x = np.concatenate([[0.0], self.levels])
+        y = np.concatenate([[0.0], self.ecdf])
+        (self.line_,) = ax.step(x, y, where="post", **kwargs)
+        family = f", u ~ {self.family_name}" if self.family_name else ""
+        ax.set_xlabel(f"utility calibration error UC(f, u){family}")
+        ax.set_ylabel("fraction of utilities with UC(f, u) ≤ x")
+        ax.set_ylim(0.0, 1.02)
+        ax.set_xlim(left=0.0)
+        if name is not None:
+            ax.legend(loc="lower right")
+        self.ax_ = ax
+        self.figure_ = ax.figure
+        return self
+
+    @classmethod
+    def from_predictions(
+        cls,
+        y_true,
+        y_proba,
+        family="linear",
+        *,
+        n_utilities=None,
+        random_state=None,
+        sample_weight=None,
+        labels=None,
+        name=None,
+        ax=None,
+        **kwargs,
+    ):
+        """Compute the eCDF of ``UC(f, u)`` from predictions and plot it.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,)
+        y_proba : array-like of shape (n_samples, n_classes) or (n_samples,)
+        family : {"linear", "rank"}, sampled or finite family, default="linear"
+            See :func:`skcal.utility_calibration_ecdf`.
+        n_utilities : int, default=None
+            Utilities drawn from a continuous family (1500 when None).
+        random_state : int, RandomState instance or None, default=None
+        sample_weight : array-like of shape (n_samples,), default=None
+        labels : array-like of shape (n_classes,), default=None
+        name : str, default=None
+            Legend entry.
+        ax : matplotlib Axes, default=None
+        **kwargs : dict
+            Passed to ``matplotlib.axes.Axes.step``.
+
+        Returns
+        -------
+        display : UtilityCalibrationDisplay
+        """
+        _import_pyplot(f"{cls.__name__}.from_predictions")
+        errors, _, _ = utility_calibration_ecdf(
+            y_true,
+            y_proba,
+            family,
+            n_utilities=n_utilities,
+            random_state=random_state,
+            sample_weight=sample_weight,
+            labels=labels,
+        )
+        family_name = family if isinstance(family, str) else type(family).__name__
+        display = cls(errors, family_name=family_name, estimator_name=name)
+        return display.plot(ax=ax, **kwargs)
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        X,
+        y,
+        family="linear",
+        *,
+        n_utilities=None,
+        random_state=None,
+        sample_weight=None,
+        name=None,
+        ax=None,
+        **kwargs,
+    ):
+        """Compute the eCDF of ``UC(f, u)`` for a fitted classifier and plot it.
+
+        Uses ``estimator.predict_proba(X)``, with the columns labelled by
+        ``estimator.classes_``.
+
+        Parameters
+        ----------
+        estimator : fitted classifier with ``predict_proba``
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        family : {"linear", "rank"}, sampled or finite family, default="linear"
+        n_utilities : int, default=None
+        random_state : int, RandomState instance or None, default=None
+        sample_weight : array-like of shape (n_samples,), default=None
+        name : str, default=None
+            Legend entry; the estimator's class name when None.
+        ax : matplotlib Axes, default=None
+        **kwargs : dict
+            Passed to ``matplotlib.axes.Axes.step``.
+
+        Returns
+        -------
+        display : UtilityCalibrationDisplay
+        """
+        _import_pyplot(f"{cls.__name__}.from_estimator")
+        return cls.from_predictions(
+            y,
+            estimator.predict_proba(X),
+            family,
+            n_utilities=n_utilities,
+            random_state=random_state,
+            sample_weight=sample_weight,
+            labels=estimator.classes_,
+            name=type(estimator).__name__ if name is None else name,
+            ax=ax,
+            **kwargs,
+        )

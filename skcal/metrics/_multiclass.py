@@ -1,0 +1,338 @@
+"""Multiclass utility calibration (Hegazy, Jordan and Dieuleveut, paper 001)."""
+
+import numpy as np
+from sklearn.utils import check_array, check_consistent_length
+
+from .._kernels._interval import max_abs_interval_rows
+from .._validation import (
+    _check_probability_matrix,
+    _check_y_true,
+    _resolve_labels,
+    check_sample_weight,
+)
+from ..utilities import (
+    _evaluate_blocks,
+    _members,
+    _Predictions,
+    _resolve_utility,
+    _SampledFamily,
+    LinearFamily,
+    RankFamily,
+)
+
+__all__ = ["utility_calibration_ecdf", "utility_calibration_error"]
+
+# Utilities evaluated per block: about 2^22 (v, residual, order) triples, so a
+# block's three arrays take ~100 MB whatever n is.
+_BLOCK_ELEMENTS = 1 << 22
+
+# Sample size of the eCDF of a continuous family, as in paper 001, Section 5.
+_DEFAULT_N_UTILITIES = 1500
+
+
+def check_multiclass_input(y_true, y_proba, sample_weight=None, labels=None):
+    """Validate ``(y_true, y_proba, sample_weight)`` for a multiclass measure.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Observed class labels.
+    y_proba : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Rows are probability vectors over the classes (non-negative, summing
+        to 1 within 1e-6). A 1-D array is the probability of the second of
+        two classes.
+    sample_weight : array-like of shape (n_samples,), default=None
+    labels : array-like of shape (n_classes,), default=None
+        The class of each column, sorted (an estimator's ``classes_``); by
+        default the sorted distinct labels of ``y_true`` when there are
+        ``n_classes`` of them, else ``0, ..., n_classes - 1``.
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,), intp
+        Column of the observed class in each row.
+    P : ndarray of shape (n_samples, n_classes), float64, C-contiguous
+        May be ``y_proba`` itself (no copy of a float64 C-ordered matrix,
+        which can be large): callers only read it.
+    w : ndarray of shape (n_samples,), float64
+    """
+    y = _check_y_true(y_true)
+    P = check_array(
+        y_proba,
+        ensure_2d=False,
+        dtype=np.float64,
+        order="C",
+        allow_nd=True,  # so that the shape error below names y_proba
+        ensure_all_finite=False,
+        input_name="y_proba",
+    )
+    if P.ndim not in (1, 2):
+        raise ValueError(
+            "y_proba must be of shape (n_samples, n_classes) or (n_samples,), "
+            f"got shape {P.shape}."
+        )
+    if P.ndim == 2 and P.shape[1] == 1:
+        raise ValueError(
+            "y_proba has a single column; pass the probability of the second "
+            "class as a 1-D array or the full (n_samples, n_classes) matrix."
+        )
+    check_consistent_length(y, P)
+    w = check_sample_weight(sample_weight, y.shape[0])
+    _check_probability_matrix(P, name="y_proba")
+    if P.ndim == 1:
+        # binary: the probability of the second class, as predict_proba[:, 1]
+        P = np.column_stack([1.0 - P, P])
+    classes = _resolve_labels(y, labels, P.shape[1])
+    index = np.minimum(np.searchsorted(classes, y), classes.shape[0] - 1)
+    if not np.all(classes[index] == y):
+        unknown = np.setdiff1d(y, classes)
+        raise ValueError(
+            f"y_true has labels {unknown.tolist()} that are not in labels "
+            f"{classes.tolist()}."
+        )
+    return index.astype(np.intp), P, w
+
+
+def _worst_intervals(utilities, data, w):
+    """UC(f, u) of every utility, with its worst interval and sign.
+
+    Each block of utilities is evaluated in one vectorised pass, its rows
+    sorted by ``v`` and handed to the batched worst-interval kernel.
+    """
+    m = len(utilities)
+    value = np.empty(m)
+    lower = np.empty(m)
+    upper = np.empty(m)
+    sign = np.empty(m, dtype=np.int8)
+    block_size = max(1, _BLOCK_ELEMENTS // data.n_samples)
+    for start, V, realised in _evaluate_blocks(utilities, data, block_size):
+        V = np.ascontiguousarray(V, dtype=np.float64)
+        residual = np.ascontiguousarray(realised - V)
+        order = np.argsort(V, axis=1)
+        stop = start + V.shape[0]
+        max_abs_interval_rows(
+            V,
+            residual,
+            w,
+            order,
+            value[start:stop],
+            lower[start:stop],
+            upper[start:stop],
+            sign[start:stop],
+        )
+    value /= w.sum()
+    return value, lower, upper, sign
+
+
+def utility_calibration_error(
+    y_true,
+    y_proba,
+    utility="top-class",
+    *,
+    sample_weight=None,
+    labels=None,
+    return_details=False,
+):
+    """Utility calibration error: the worst bias of predicted utility on an interval.
+
+    For a utility ``u(p, e_j)`` in ``[-1, 1]`` with predicted utility
+    ``v_u(p) = sum_j p_j u(p, e_j)`` (eq. 3.1), this is ``UC(f, u)`` of
+    Hegazy, Jordan and Dieuleveut (paper 001, eq. 3.2) on the weighted
+    empirical distribution of ``(p, y)``::
+
+        UC(f, u) = sup_{intervals I} | E[(u(p, e_y) - v_u(p)) 1{v_u(p) in I}] |,
+
+    and for a finite family ``U`` it is ``sup_{u in U} UC(f, u)`` (eq. 3.5).
+    Equal values of ``v_u`` are grouped, so the value depends on the
+    empirical distribution only. Each utility costs one sort of ``n`` values
+    plus one pass; a family shares one sort of the rows of ``y_proba``.
+
+    ``utility="top-class"`` is the cutoff calibration error of (confidence,
+    correctness) and a class-wise utility that of ``(p_c, 1{y = c})``
+    (paper 001, Example 3.4).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Observed class labels.
+    y_proba : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Predicted probability vectors (``predict_proba`` output): rows
+        non-negative and summing to 1 within 1e-6. A 1-D array is the
+        probability of the second of two classes.
+    utility : str, Utility or finite family, default="top-class"
+        The utility ``u`` or family ``U``: "top-class" (:class:`TopClass`),
+        "class-wise" (:class:`ClassWiseFamily`), "top-k"
+        (:class:`TopKFamily`), "comb" (their union, the paper's
+        ``U_comb``), any :class:`Utility`, or a finite family such as a
+        :class:`UtilityFamily` or ``LinearFamily(C).sample(M, random_state)``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights; integer weights equal repeating rows.
+    labels : array-like of shape (n_classes,), default=None
+        The class of each column of ``y_proba``, sorted (an estimator's
+        ``classes_``); by default the sorted distinct labels of ``y_true``
+        when all classes occur, else ``0, ..., n_classes - 1``.
+    return_details : bool, default=False
+        Also return a dict describing where the error is attained.
+
+    Returns
+    -------
+    value : float
+        ``UC(f, u)`` or ``UC(f, U)``, in ``[0, 2]``.
+    details : dict
+        Only with ``return_details=True``:
+
+        - ``"utility"``: the worst utility (the first one on ties);
+        - ``"interval"``: ``(a, b)``, the smallest and largest ``v_u`` in its
+          worst interval;
+        - ``"sign"``: +1 if realised utility exceeds predicted utility there
+          (the model under-promises), -1 if it falls short (over-promises),
+          0 if there is no bias anywhere;
+        - ``"errors"``: ``UC(f, u)`` of every utility, in ``"utilities"``
+          order;
+        - ``"utilities"``: the utilities measured (the family's members).
+
+    See Also
+    --------
+    utility_calibration_ecdf : Distribution of ``UC(f, u)`` over a sampled family.
+    cutoff_calibration_error : The binary measure UC generalises.
+
+    Examples
+    --------
+    >>> from skcal import TopK, utility_calibration_error
+    >>> y_true = [0, 1, 0, 2]
+    >>> y_proba = [[0.5, 0.25, 0.25],
+    ...            [0.5, 0.25, 0.25],
+    ...            [0.75, 0.125, 0.125],
+    ...            [0.75, 0.125, 0.125]]
+
+    Top-class: at confidence 0.75 the top class occurs half of the time
+    (the interval also takes in 0.5, where the bias is zero).
+
+    >>> value, details = utility_calibration_error(
+    ...     y_true, y_proba, return_details=True)
+    >>> value, details["interval"], details["sign"]
+    (0.125, (0.5, 0.75), -1)
+
+    Class-wise and top-K together: class 2 is under-predicted at 0.125.
+
+    >>> value, details = utility_calibration_error(
+    ...     y_true, y_proba, "comb", return_details=True)
+    >>> value, details["utility"], details["interval"], details["sign"]
+    (0.1875, ClassWise(c=2), (0.125, 0.125), 1)
+    >>> utility_calibration_error(y_true, y_proba, TopK(2))
+    0.1875
+    """
+    y, P, w = check_multiclass_input(y_true, y_proba, sample_weight, labels)
+    resolved = _resolve_utility(utility)
+    utilities = _members(resolved, P.shape[1])
+    value, lower, upper, sign = _worst_intervals(utilities, _Predictions(P, y), w)
+    worst = int(np.argmax(value))
+    result = float(value[worst])
+    if not return_details:
+        return result
+    return result, {
+        "utility": utilities[worst],
+        "interval": (float(lower[worst]), float(upper[worst])),
+        "sign": int(sign[worst]),
+        "errors": value,
+        "utilities": utilities,
+    }
+
+
+def _sampled_utilities(family, n_classes, n_utilities, random_state):
+    """The utilities whose errors make the eCDF, and a name for the family."""
+    if isinstance(family, str) and family in ("linear", "rank"):
+        family = (LinearFamily if family == "linear" else RankFamily)(n_classes)
+    if isinstance(family, _SampledFamily):
+        if family.n_classes != n_classes:
+            raise ValueError(
+                f"{type(family).__name__} has n_classes={family.n_classes} but "
+                f"y_proba has {n_classes} columns."
+            )
+        if n_utilities is None:
+            n_utilities = _DEFAULT_N_UTILITIES
+        return _members(family.sample(n_utilities, random_state), n_classes)
+    if n_utilities is not None:
+        raise ValueError(
+            "n_utilities applies to the continuous families ('linear', 'rank', "
+            "LinearFamily, RankFamily); a finite family is measured in full."
+        )
+    return _members(_resolve_utility(family), n_classes)
+
+
+def utility_calibration_ecdf(
+    y_true,
+    y_proba,
+    family,
+    *,
+    n_utilities=None,
+    random_state=None,
+    sample_weight=None,
+    labels=None,
+):
+    """Empirical CDF of the utility calibration error over a family of utilities.
+
+    Paper 001, Section 4: draw ``M`` utilities ``u_1, ..., u_M`` from a
+    distribution over a utility class, compute ``E_m = UC(f, u_m)``
+    (eq. 3.2) on the data, and report ``F(e) = (1/M) #{m : E_m <= e}``, the
+    fraction of utilities whose calibration error is at most ``e``. Unlike
+    the supremum, which is intractable for continuous classes such as
+    ``U_lin``, the eCDF is cheap and shows how errors spread across users.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Observed class labels.
+    y_proba : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Predicted probability vectors (see
+        :func:`utility_calibration_error`).
+    family : {"linear", "rank"}, LinearFamily, RankFamily, or finite family
+        "linear" draws payoff vectors ``a`` uniformly on the boundary of
+        ``[-1, 1]^C``; "rank" draws rank payoffs ``theta`` the same way,
+        sorted so that better ranks pay more (paper 001, Section 4). A
+        finite family (or a name accepted by
+        :func:`utility_calibration_error`) is measured member by member.
+    n_utilities : int, default=None
+        Number of utilities drawn from a continuous family; 1500 (as in
+        paper 001, Section 5) when None. Must be None for a finite family.
+    random_state : int, RandomState instance or None, default=None
+        Controls the draw; ``LinearFamily(C).sample(n_utilities,
+        random_state)`` reproduces the same utilities.
+    sample_weight : array-like of shape (n_samples,), default=None
+    labels : array-like of shape (n_classes,), default=None
+        The class of each column of ``y_proba`` (see
+        :func:`utility_calibration_error`).
+
+    Returns
+    -------
+    errors : ndarray of shape (n_utilities,)
+        ``UC(f, u_m)`` of each utility, in the order drawn.
+    levels : ndarray of shape (n_levels,)
+        The distinct errors, increasing.
+    ecdf : ndarray of shape (n_levels,)
+        ``F(levels[k])``, the fraction of utilities with error at most
+        ``levels[k]``; the last entry is 1.
+
+    See Also
+    --------
+    UtilityCalibrationDisplay : Plot of this eCDF.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal import utility_calibration_ecdf
+    >>> rng = np.random.default_rng(0)
+    >>> y_proba = rng.dirichlet(np.ones(4), size=200)
+    >>> y_true = [rng.choice(4, p=p) for p in y_proba]
+    >>> errors, levels, ecdf = utility_calibration_ecdf(
+    ...     y_true, y_proba, "linear", n_utilities=50, random_state=0)
+    >>> errors.shape, float(ecdf[-1])
+    ((50,), 1.0)
+    >>> bool(np.all(np.diff(levels) > 0) and np.all(np.diff(ecdf) > 0))
+    True
+    """
+    y, P, w = check_multiclass_input(y_true, y_proba, sample_weight, labels)
+    utilities = _sampled_utilities(family, P.shape[1], n_utilities, random_state)
+    errors = _worst_intervals(utilities, _Predictions(P, y), w)[0]
+    levels, counts = np.unique(errors, return_counts=True)
+    return errors, levels, np.cumsum(counts) / errors.shape[0]

@@ -1,0 +1,365 @@
+import dataclasses
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
+
+from skcal import (
+    CalibrationTester,
+    CalibrationTestResult,
+    lower_distance_to_calibration,
+    smooth_calibration_error,
+)
+
+
+def calibrated(rng, n):
+    """v ~ U[0, 1], y ~ Bern(v): perfectly calibrated."""
+    p = rng.random(n)
+    return (rng.random(n) < p).astype(float), p
+
+
+def shifted(rng, n, eps):
+    """v ~ U[0, 1 - eps], y ~ Bern(v + eps): dCE = smCE = eps (002 Section 6)."""
+    p = rng.uniform(0, 1 - eps, n)
+    return (rng.random(n) < p + eps).astype(float), p
+
+
+def rejection_rate(make_data, n_datasets, seed, **params):
+    rng = np.random.default_rng(seed)
+    decisions = []
+    for i in range(n_datasets):
+        y, p = make_data(rng)
+        tester = CalibrationTester(random_state=i, **params)
+        decisions.append(not tester.decide(y, p).calibrated)
+    return float(np.mean(decisions))
+
+
+def monte_carlo_slack(rate, n_datasets):
+    """Three binomial standard errors."""
+    return 3 * math.sqrt(rate * (1 - rate) / n_datasets)
+
+
+# --- error rates, by simulation (the full versions: benchmarks/) -------------
+
+
+def test_resample_false_alarm_rate_is_alpha():
+    # the Monte Carlo test is exact: with B + 1 = 100 and alpha = 0.1 a
+    # calibrated data set is rejected with probability exactly 0.1 (the
+    # statistic is continuous), neither more nor much less
+    alpha, n_datasets = 0.1, 200
+    rate = rejection_rate(
+        lambda rng: calibrated(rng, 200), n_datasets, 0, alpha=alpha, n_resamples=99
+    )
+    slack = monte_carlo_slack(alpha, n_datasets)
+    assert alpha - slack <= rate <= alpha + slack
+
+
+def test_resample_power_where_guaranteed():
+    # dCE = 0.2 and n = 1500: min_epsilon is below 0.2, so "not calibrated"
+    # is guaranteed with probability >= 1 - alpha
+    rng = np.random.default_rng(1)
+    y, p = shifted(rng, 1500, 0.2)
+    result = CalibrationTester(n_resamples=99, random_state=0).decide(y, p)
+    assert result.min_epsilon <= 0.2
+    rate = rejection_rate(lambda rng: shifted(rng, 1500, 0.2), 40, 2, n_resamples=99)
+    assert rate >= 0.95
+
+
+def test_resample_power_at_moderate_shift():
+    # below the certified epsilon the test is still powerful: dCE = 0.05 at n = 2000
+    rate = rejection_rate(lambda rng: shifted(rng, 2000, 0.05), 40, 3, n_resamples=99)
+    assert rate >= 0.95
+
+
+def test_resample_dce_error_rates():
+    # dCE is ~15 ms per evaluation here: a small check of both error types
+    rate0 = rejection_rate(
+        lambda rng: calibrated(rng, 150), 20, 4, measure="dce", alpha=0.1, n_resamples=19
+    )
+    assert rate0 <= 0.1 + monte_carlo_slack(0.1, 20)
+    rate1 = rejection_rate(
+        lambda rng: shifted(rng, 400, 0.2), 10, 5, measure="dce", n_resamples=19
+    )
+    assert rate1 == 1.0
+
+
+@pytest.mark.parametrize("measure", ["smce", "dce"])
+def test_tolerant_resample_is_valid_at_the_null_boundary(measure):
+    # dCE exactly equal to the tolerance: the composite null's hardest cases
+    # (002 Lemma 1's constant prediction and the Section 6 shift) are accepted
+    eps2 = 0.05
+    n_resamples = 99 if measure == "smce" else 24
+
+    def lemma1(rng):
+        return (rng.random(300) < 0.5).astype(float), np.full(300, 0.5 + eps2)
+
+    n_datasets = 40 if measure == "smce" else 8
+    for make in (lemma1, lambda rng: shifted(rng, 300, eps2)):
+        rate = rejection_rate(
+            make, n_datasets, 6, measure=measure, tolerance=eps2, n_resamples=n_resamples
+        )
+        assert rate <= 0.05 + monte_carlo_slack(0.05, n_datasets)
+
+
+def test_tolerant_resample_still_rejects_large_miscalibration():
+    rate = rejection_rate(
+        lambda rng: shifted(rng, 2000, 0.3), 20, 7, tolerance=0.02, n_resamples=99
+    )
+    assert rate == 1.0
+
+
+@pytest.mark.parametrize("measure", ["smce", "dce"])
+def test_theory_error_rates_where_guaranteed(measure):
+    # n = 3000 and epsilon = 0.25 >= min_epsilon: both answers are right
+    eps, n = 0.25, 3000
+    params = dict(measure=measure, threshold="theory", epsilon=eps)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "too few samples" warning
+        yes = rejection_rate(lambda rng: calibrated(rng, n), 15, 8, **params)
+        no = rejection_rate(lambda rng: shifted(rng, n, eps), 15, 9, **params)
+    assert yes <= 0.05 and no >= 0.95
+
+
+# --- the rules themselves ----------------------------------------------------
+
+
+def test_theory_thresholds_and_constants():
+    rng = np.random.default_rng(10)
+    y, p = calibrated(rng, 4000)
+    alpha = 0.05
+    t_no = math.sqrt(2 * math.log(1 / alpha) / 4000)
+    t_cal = math.sqrt(2 * math.log(2 / alpha) / 4000)
+
+    tester = CalibrationTester(threshold="theory", epsilon=0.3).fit(y, p)
+    # 002 Theorem 3: yes iff smCE <= eps1/4 + eps2
+    assert tester.threshold_ == pytest.approx(0.3 / 4)
+    assert tester.min_epsilon_ == pytest.approx(4 * max(t_cal, t_no))
+    assert tester.statistic_ == pytest.approx(smooth_calibration_error(y, p))
+    assert tester.p_value_ is None and tester.null_statistics_ is None
+
+    tester = CalibrationTester(
+        "dce", threshold="theory", epsilon=0.3, measure_params={"grid": 50}
+    ).fit(y, p)
+    # 002 Theorem 4 on dCE^U - h/2: yes iff dCE^U <= (eps1 + eps2 + h)/2
+    assert tester.threshold_ == pytest.approx((0.3 + 0.02) / 2)
+    assert tester.min_epsilon_ == pytest.approx(0.02 + 2 * max(2 * t_cal, t_no))
+    assert tester.statistic_ == pytest.approx(
+        lower_distance_to_calibration(y, p, grid=50)
+    )
+
+    # a tolerance raises the threshold by eps2 and the certified epsilon by
+    # more than 4 eps2 (smCE); the decision is statistic <= threshold
+    tolerant = CalibrationTester(
+        threshold="theory", epsilon=0.5, tolerance=0.02
+    ).fit(y, p)
+    assert tolerant.threshold_ == pytest.approx(0.5 / 4 + 0.02)
+    assert tolerant.min_epsilon_ > 4 * 0.02 + 4 * t_cal
+    assert tolerant.decide().calibrated == (tolerant.statistic_ <= tolerant.threshold_)
+
+
+def test_theory_warns_when_n_is_too_small():
+    rng = np.random.default_rng(11)
+    y, p = calibrated(rng, 100)
+    with pytest.warns(UserWarning, match="too few for the guarantee of 002 Theorem 3"):
+        result = CalibrationTester(threshold="theory", epsilon=0.1).decide(y, p)
+    assert result.min_epsilon > 0.1
+
+
+def test_resample_threshold_and_p_value_agree():
+    rng = np.random.default_rng(12)
+    for i in range(20):
+        y, p = shifted(rng, 300, 0.03 * (i % 3))
+        tester = CalibrationTester(n_resamples=99, random_state=i).fit(y, p)
+        null = tester.null_statistics_
+        assert null.shape == (99,) and np.all(np.diff(null) >= 0)
+        # threshold: the (B + 1 - k)-th smallest draw, k = floor(alpha (B + 1))
+        assert tester.threshold_ == null[99 - 5]
+        expected_p = (1 + np.sum(null >= tester.statistic_)) / 100
+        assert tester.p_value_ == pytest.approx(expected_p)
+        result = tester.decide()
+        assert result.calibrated == (result.p_value > 0.05)
+        assert result.calibrated == (result.statistic <= result.threshold)
+
+
+def test_tolerant_resample_is_more_conservative():
+    rng = np.random.default_rng(13)
+    y, p = shifted(rng, 1000, 0.05)
+    plain = CalibrationTester(n_resamples=99, random_state=0).fit(y, p)
+    tolerant = CalibrationTester(n_resamples=99, random_state=0, tolerance=0.01).fit(
+        y, p
+    )
+    np.testing.assert_array_equal(plain.null_statistics_, tolerant.null_statistics_)
+    # the Monte Carlo level is 0.8 alpha and the threshold is shifted up
+    assert tolerant.threshold_ > plain.threshold_ + 5 * 0.01
+    assert tolerant.p_value_ >= plain.p_value_
+    result = tolerant.decide()
+    assert result.calibrated == (result.p_value > 0.05 - 1e-6)
+    assert result.min_epsilon > plain.min_epsilon_
+
+
+def test_min_epsilon_by_measure():
+    rng = np.random.default_rng(14)
+    y, p = calibrated(rng, 500)
+    t_no = math.sqrt(2 * math.log(1 / 0.05) / 500)
+    for measure, factor in [("smce", 0.5), ("dce", 1.0), ("cutoff", 0.25)]:
+        params = dict(n_resamples=19) if measure == "dce" else {}
+        tester = CalibrationTester(measure, random_state=0, **params).fit(y, p)
+        assert tester.min_epsilon_ == pytest.approx((tester.threshold_ + t_no) / factor)
+    for measure in ("scdl", "binned_ece"):
+        assert CalibrationTester(measure, random_state=0).fit(y, p).min_epsilon_ is None
+
+
+def test_measure_params_and_callables():
+    rng = np.random.default_rng(15)
+    y, p = calibrated(rng, 200)
+    tester = CalibrationTester(
+        "binned_ece", measure_params={"n_bins": 5}, n_resamples=19, random_state=0
+    ).fit(y, p)
+    from skcal import binned_ece
+
+    assert tester.statistic_ == pytest.approx(binned_ece(y, p, n_bins=5))
+
+    def mean_bias(y_true, y_prob, sample_weight=None):
+        return abs(np.average(np.asarray(y_true) - y_prob, weights=sample_weight))
+
+    result = CalibrationTester(mean_bias, n_resamples=19, random_state=0).decide(y, p)
+    assert result.measure == "mean_bias" and result.min_epsilon is None
+    assert result.statistic == pytest.approx(abs(np.mean(y - p)))
+
+
+# --- API -------------------------------------------------------------------
+
+
+def test_result_is_frozen_and_readable():
+    rng = np.random.default_rng(16)
+    y, p = calibrated(rng, 100)
+    result = CalibrationTester(n_resamples=19, random_state=0).decide(y, p)
+    assert isinstance(result, CalibrationTestResult)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.calibrated = False
+    text = repr(result)
+    assert text.startswith("CalibrationTestResult(calibrated=")
+    for field in ("statistic=", "threshold=", "p_value=", "min_epsilon=", "n=100"):
+        assert field in text
+    assert "measure='smce'" in text and "method='resample'" in text
+
+
+def test_reproducible_and_independent_of_n_jobs():
+    rng = np.random.default_rng(17)
+    y, p = calibrated(rng, 300)
+    a = CalibrationTester(n_resamples=40, random_state=3).fit(y, p)
+    b = CalibrationTester(n_resamples=40, random_state=3, n_jobs=2).fit(y, p)
+    c = CalibrationTester(n_resamples=40, random_state=4).fit(y, p)
+    np.testing.assert_array_equal(a.null_statistics_, b.null_statistics_)
+    assert not np.array_equal(a.null_statistics_, c.null_statistics_)
+    assert a.decide() == b.decide()
+
+
+def test_decide_fits_and_unfitted_errors():
+    rng = np.random.default_rng(18)
+    y, p = calibrated(rng, 100)
+    tester = CalibrationTester(n_resamples=19, random_state=0)
+    with pytest.raises(NotFittedError):
+        tester.decide()
+    with pytest.raises(ValueError, match="both y_true and y_prob"):
+        tester.decide(y)
+    result = tester.decide(y, p)
+    assert tester.decide() is result
+    with pytest.raises(ValueError, match="sample_weight was given"):
+        tester.decide(sample_weight=np.ones(100))
+
+
+def test_get_params_and_clone():
+    tester = CalibrationTester("dce", epsilon=0.1, measure_params={"grid": 20})
+    assert tester.get_params()["measure_params"] == {"grid": 20}
+    twin = clone(tester)
+    assert twin.get_params() == tester.get_params()
+    assert "measure='dce'" in repr(tester)
+
+
+def test_sample_weight_and_labels():
+    rng = np.random.default_rng(19)
+    y, p = calibrated(rng, 300)
+    w = rng.exponential(size=300)
+    tester = CalibrationTester(n_resamples=19, random_state=0).fit(y, p, w)
+    assert tester.statistic_ == pytest.approx(smooth_calibration_error(y, p, sample_weight=w))
+    assert tester.n_effective_ == pytest.approx(w.sum() ** 2 / np.sum(w**2))
+    labels = np.where(y == 1, "spam", "ham")
+    other = CalibrationTester(n_resamples=19, random_state=0, pos_label="spam")
+    assert other.fit(labels, p, w).decide() == tester.decide()
+
+
+def test_from_estimator_binary_and_multiclass():
+    X, y = make_classification(n_samples=600, n_classes=3, n_informative=4, random_state=0)
+    model = LogisticRegression(max_iter=500).fit(X[:300], y[:300])
+    tester = CalibrationTester.from_estimator(
+        model, X[300:], y[300:], n_resamples=19, random_state=0
+    )
+    P = model.predict_proba(X[300:])
+    assert tester.statistic_ == pytest.approx(smooth_calibration_error(y[300:], P))
+    names = np.array(["a", "b", "c"])[y]
+    model = LogisticRegression(max_iter=500).fit(X[:300], names[:300] == "a")
+    tester = CalibrationTester.from_estimator(
+        model, X[300:], names[300:] == "a", n_resamples=19, random_state=0
+    )
+    assert tester.statistic_ == pytest.approx(
+        smooth_calibration_error(names[300:] == "a", model.predict_proba(X[300:])[:, 1])
+    )
+    with pytest.raises(NotFittedError):
+        CalibrationTester.from_estimator(LogisticRegression(), X, y)
+
+
+@pytest.mark.parametrize(
+    "params, error, match",
+    [
+        (dict(measure="ece"), ValueError, "measure must be one of"),
+        (dict(alpha=0), ValueError, r"alpha must be in \(0"),
+        (dict(alpha=1.5), ValueError, "alpha must be in"),
+        (dict(alpha="0.05"), TypeError, "alpha must be a real number"),
+        (dict(tolerance=-0.1), ValueError, r"tolerance must be in \[0"),
+        (dict(epsilon=0), ValueError, r"epsilon must be in \(0, 1\]"),
+        (dict(epsilon=0.1, tolerance=0.1), ValueError, "must be below epsilon"),
+        (dict(threshold="bootstrap"), ValueError, "threshold must be"),
+        (dict(threshold="theory"), ValueError, "needs epsilon"),
+        (dict(threshold="theory", measure="cutoff", epsilon=0.1), ValueError, "Theorem 3"),
+        (
+            dict(threshold="theory", epsilon=0.1, tolerance=0.03),
+            ValueError,
+            "epsilon > 4 \\* tolerance",
+        ),
+        (dict(n_resamples=0), ValueError, "positive integer"),
+        (dict(n_resamples=10), ValueError, "too few to ever reject"),
+        (dict(n_resamples=19, tolerance=0.01), ValueError, "too few to ever reject"),
+        (dict(measure="cutoff", tolerance=0.01), ValueError, "Lipschitz"),
+        (dict(measure_params=[("grid", 5)]), TypeError, "measure_params must be a dict"),
+        (dict(measure_params={"pos_label": 1}), ValueError, "may not set"),
+        (dict(measure="dce", measure_params={"return_bound": True}), ValueError, "may not set"),
+    ],
+)
+def test_bad_parameters(params, error, match):
+    tester = CalibrationTester(**params)  # the constructor only stores them
+    with pytest.raises(error, match=match):
+        tester.fit([0, 1, 1, 0], [0.2, 0.6, 0.7, 0.4])
+
+
+def test_measure_returning_a_tuple_is_rejected():
+    def pair(y_true, y_prob, sample_weight=None):
+        return 0.1, 0.2
+
+    with pytest.raises(TypeError, match="not a single number"):
+        CalibrationTester(pair).fit([0, 1], [0.3, 0.6])
+
+
+def test_does_not_mutate_inputs():
+    rng = np.random.default_rng(20)
+    y, p = calibrated(rng, 50)
+    w = rng.exponential(size=50)
+    copies = [a.copy() for a in (y, p, w)]
+    CalibrationTester(n_resamples=19, random_state=0).fit(y, p, w)
+    for a, c in zip((y, p, w), copies):
+        np.testing.assert_array_equal(a, c)
