@@ -36,8 +36,10 @@ from .measures import (
     BinnedECE,
     CalibrationDecisionLoss,
     CutoffCalibrationError,
+    LowerDistanceToCalibration,
     SmoothCalibrationError,
     SoftBinnedCDL,
+    UtilityCalibrationError,
 )
 from .scorers import CalibrationScorer, get_scorer, get_scorer_names, make_scorers
 from .tester import CalibrationTester, CalibrationTestResult
@@ -48,8 +50,10 @@ __all__ = [
     "BinnedECE",
     "CalibrationDecisionLoss",
     "CutoffCalibrationError",
+    "LowerDistanceToCalibration",
     "SmoothCalibrationError",
     "SoftBinnedCDL",
+    "UtilityCalibrationError",
     "CalibrationScorer",
     "get_scorer",
     "get_scorer_names",

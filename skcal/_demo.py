@@ -9,6 +9,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from . import metrics
+from .tester import CalibrationTester
 
 # (label, function name, one-line meaning); the function is looked up in
 # skcal.metrics so the table lists exactly what the package provides.
@@ -17,6 +18,11 @@ MEASURES = [
         "smooth calibration error",
         "smooth_calibration_error",
         "largest bias any 1-Lipschitz reweighting of the predictions can expose",
+    ),
+    (
+        "lower distance to calibration",
+        "lower_distance_to_calibration",
+        "least mean distance the predictions must move to be calibrated (grid 0.01)",
     ),
     (
         "cutoff calibration error",
@@ -76,4 +82,13 @@ def run_demo(random_state=0, out=print):
         f"{np.mean((probs[n] >= 0.5) == y_test):>11.4f}" for n in names
     )
     out(f"{'accuracy (threshold 0.5)':<{label_w}}  {accuracy}")
+    tester = CalibrationTester(alpha=0.05, n_resamples=999, random_state=random_state)
+    results = {n: tester.decide(y_test, probs[n]) for n in names}
+    verdicts = "  ".join(
+        f"{'yes' if results[n].calibrated else 'no':>11}" for n in names
+    )
+    out(f"{'calibrated? (smCE test)':<{label_w}}  {verdicts}  "
+        "CalibrationTester, resampling null, alpha = 0.05")
+    p_values = "  ".join(f"{results[n].p_value:>11.3f}" for n in names)
+    out(f"{'  p-value':<{label_w}}  {p_values}")
     out("\nAll measures are in probability units: 0 means perfectly calibrated.")

@@ -17,8 +17,10 @@ __all__ = [
     "BinnedECE",
     "CalibrationDecisionLoss",
     "CutoffCalibrationError",
+    "LowerDistanceToCalibration",
     "SmoothCalibrationError",
     "SoftBinnedCDL",
+    "UtilityCalibrationError",
 ]
 
 
@@ -34,6 +36,9 @@ class _CalibrationMeasure(BaseEstimator):
     _details_names = ()
     # Scorer name without the "neg_" prefix.
     _score_name = None
+    # What the measure reads of predict_proba: one probability per sample
+    # ("binary") or the whole matrix ("full"); see CalibrationScorer.
+    _proba = "binary"
 
     @property
     def _function(self):
@@ -53,7 +58,7 @@ class _CalibrationMeasure(BaseEstimator):
         value : float
         """
         return self._function(
-            y_true, y_prob, sample_weight=sample_weight, **self.get_params()
+            y_true, y_prob, sample_weight=sample_weight, **self.get_params(deep=False)
         )
 
     def details(self, y_true, y_prob, sample_weight=None):
@@ -69,7 +74,7 @@ class _CalibrationMeasure(BaseEstimator):
             y_true,
             y_prob,
             sample_weight=sample_weight,
-            **self.get_params(),
+            **self.get_params(deep=False),
             **{self._details_flag: True},
         )
         if len(rest) == 1 and isinstance(rest[0], dict):
@@ -83,7 +88,9 @@ class _CalibrationMeasure(BaseEstimator):
         scores ``predict_proba`` output; see
         :class:`skcal.scorers.CalibrationScorer`.
         """
-        return CalibrationScorer(self._function, sign=-1, kwargs=self.get_params())
+        return CalibrationScorer(
+            self._function, sign=-1, kwargs=self.get_params(deep=False), proba=self._proba
+        )
 
 
 class SmoothCalibrationError(_CalibrationMeasure):
@@ -244,11 +251,96 @@ class BinnedECE(_CalibrationMeasure):
         self.multiclass = multiclass
 
 
+class LowerDistanceToCalibration(_CalibrationMeasure):
+    """Lower distance to calibration (dCE) as an estimator-style object.
+
+    Thin wrapper of :func:`skcal.lower_distance_to_calibration`; ``details``
+    returns the ``bound`` ``(lower, upper)`` that contains the exact dCE.
+
+    Parameters
+    ----------
+    grid : int or array-like, default=100
+        The grid of calibrated values (``100`` is spacing ``h = 0.01``).
+    pos_label : int, float, bool or str, default=None
+    multiclass : {"top-label", "raise"}, default="top-label"
+
+    Examples
+    --------
+    >>> from skcal import LowerDistanceToCalibration
+    >>> measure = LowerDistanceToCalibration(grid=20)
+    >>> round(measure([0, 1, 0, 1], [0.55, 0.55, 0.55, 0.55]), 6)
+    0.05
+    >>> lower, upper = measure.details([0, 1, 0, 1], [0.55] * 4).bound
+    """
+
+    _function_name = "lower_distance_to_calibration"
+    _details_flag = "return_bound"
+    _details_names = ("bound",)
+    _score_name = "lower_distance_to_calibration"
+
+    def __init__(self, *, grid=100, pos_label=None, multiclass="top-label"):
+        self.grid = grid
+        self.pos_label = pos_label
+        self.multiclass = multiclass
+
+
+class UtilityCalibrationError(_CalibrationMeasure):
+    """Multiclass utility calibration error as an estimator-style object.
+
+    Thin wrapper of :func:`skcal.utility_calibration_error`; ``details``
+    returns the worst ``utility``, its ``interval`` and ``sign``, and every
+    member's error. Unlike the binary measures it reads the whole
+    ``predict_proba`` matrix; its scorer labels the columns with the
+    estimator's ``classes_``.
+
+    Parameters
+    ----------
+    utility : str, Utility or finite family, default="top-class"
+        "top-class", "class-wise", "top-k", "comb", a :class:`skcal.Utility`
+        or a finite family of them.
+    labels : array-like of shape (n_classes,), default=None
+        The class of each column (an estimator's ``classes_``). The scorer
+        fills it from the estimator when None.
+
+    Examples
+    --------
+    >>> from skcal import UtilityCalibrationError
+    >>> measure = UtilityCalibrationError(utility="comb")
+    >>> y_true = [0, 1, 0, 2]
+    >>> y_proba = [[0.5, 0.25, 0.25], [0.5, 0.25, 0.25],
+    ...            [0.75, 0.125, 0.125], [0.75, 0.125, 0.125]]
+    >>> measure(y_true, y_proba)
+    0.1875
+    >>> measure.details(y_true, y_proba).utility
+    ClassWise(c=2)
+
+    As a scorer, e.g. in ``cross_validate(..., scoring=measure.scorer())``:
+
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = LogisticRegression(max_iter=1000).fit(X, y)
+    >>> score = measure.scorer()(model, X, y)
+    >>> bool(score <= 0)
+    True
+    """
+
+    _function_name = "utility_calibration_error"
+    _score_name = "utility_calibration_error"
+    _proba = "full"
+
+    def __init__(self, utility="top-class", *, labels=None):
+        self.utility = utility
+        self.labels = labels
+
+
 # Every measure class, in the order the scorer registry lists them.
 _MEASURE_CLASSES = [
     SmoothCalibrationError,
+    LowerDistanceToCalibration,
     CutoffCalibrationError,
     SoftBinnedCDL,
     CalibrationDecisionLoss,
     BinnedECE,
+    UtilityCalibrationError,
 ]

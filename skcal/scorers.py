@@ -16,12 +16,8 @@ from ._validation import check_binary_calibration_input
 
 __all__ = ["CalibrationScorer", "get_scorer", "get_scorer_names", "make_scorers"]
 
-# Options a scorer resolves itself from the estimator instead of passing on.
-_SCORER_OWNED = ("pos_label", "multiclass")
-
-
 class CalibrationScorer(_Scorer):
-    """Scorer for a binary calibration measure on ``predict_proba`` output.
+    """Scorer for a calibration measure on ``predict_proba`` output.
 
     Built by the ``scorer()`` method of the measure classes and by
     :func:`get_scorer`; not usually created directly. It evaluates
@@ -32,7 +28,10 @@ class CalibrationScorer(_Scorer):
       ``classes_[-1]`` by default, so string labels need no extra option);
     * multiclass classifiers: top-label confidence against correctness, with
       the columns labelled by the estimator's ``classes_`` (so folds missing a
-      class are scored correctly), or an error with ``multiclass="raise"``.
+      class are scored correctly), or an error with ``multiclass="raise"``;
+    * multiclass measures (``proba="full"``, e.g. the utility calibration
+      error): the whole probability matrix, its columns labelled by the
+      estimator's ``classes_`` (passed as ``labels=``).
 
     It supports metadata routing: ``scorer.set_score_request(sample_weight=True)``
     lets ``cross_validate(..., params={"sample_weight": w})`` weight the score.
@@ -44,7 +43,12 @@ class CalibrationScorer(_Scorer):
     sign : {1, -1}
         -1 for a loss (every skcal measure), so that greater is better.
     kwargs : dict
-        Options of the measure, including ``pos_label`` and ``multiclass``.
+        Options of the measure, including ``pos_label`` and ``multiclass``
+        (binary measures) or ``labels`` (multiclass measures; None means the
+        estimator's ``classes_``).
+    proba : {"binary", "full"}, default="binary"
+        Whether the measure takes one probability per sample (binary measures,
+        read as described above) or the full ``predict_proba`` matrix.
 
     Examples
     --------
@@ -59,10 +63,13 @@ class CalibrationScorer(_Scorer):
     True
     """
 
-    def __init__(self, score_func, sign=-1, kwargs=None):
+    def __init__(self, score_func, sign=-1, kwargs=None, proba="binary"):
+        if proba not in ("binary", "full"):
+            raise ValueError(f'proba must be "binary" or "full", got {proba!r}.')
         super().__init__(
             score_func, sign, dict(kwargs or {}), response_method="predict_proba"
         )
+        self._proba = proba
 
     def _score(self, method_caller, estimator, X, y_true, **kwargs):
         self._warn_overlap(
@@ -74,9 +81,17 @@ class CalibrationScorer(_Scorer):
             kwargs=kwargs,
         )
         options = {**self._kwargs, **kwargs}
+        classes = getattr(estimator, "classes_", None)
+        if self._proba == "full":
+            y_prob = method_caller(estimator, "predict_proba", X, pos_label=None)
+            labels = options.pop("labels", None)
+            if labels is None:
+                labels = classes
+            return self._sign * self._score_func(
+                y_true, y_prob, labels=labels, **options
+            )
         pos_label = options.pop("pos_label", None)
         multiclass = options.pop("multiclass", "top-label")
-        classes = getattr(estimator, "classes_", None)
         y_prob = method_caller(estimator, "predict_proba", X, pos_label=pos_label)
         y_prob = np.asarray(y_prob)
         if y_prob.ndim == 1:

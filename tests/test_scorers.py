@@ -23,6 +23,10 @@ from skcal import measures
 from skcal.measures import _MEASURE_CLASSES
 
 SKCAL_NAMES = ["neg_" + cls._score_name for cls in _MEASURE_CLASSES]
+# Measures of one probability per sample (top-label on multiclass input).
+BINARY_NAMES = [
+    "neg_" + cls._score_name for cls in _MEASURE_CLASSES if cls._proba == "binary"
+]
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +126,7 @@ def test_multiclass_string_labels_top_label(string_multiclass):
     X, y = string_multiclass
     cv = StratifiedKFold(4, shuffle=True, random_state=0)
     est = make_pipeline(StandardScaler(), LogisticRegression(C=0.05))
-    for name in SKCAL_NAMES:
+    for name in BINARY_NAMES:
         scores = cross_val_score(est, X, y, cv=cv, scoring=skcal.get_scorer(name))
         func = getattr(skcal, name[4:])
         expected = []
@@ -202,3 +206,91 @@ def test_sample_weight_through_metadata_routing(binary_data):
     np.testing.assert_allclose(result["test_cut"], expected, atol=1e-12)
     unweighted = cross_val_score(GaussianNB(), X, y, cv=cv, scoring=scorer)
     assert not np.allclose(unweighted, expected)
+
+
+@pytest.mark.parametrize("utility", ["top-class", "comb", skcal.TopK(2)])
+def test_utility_scorer_string_labels_matches_direct_calls(string_multiclass, utility):
+    X, y = string_multiclass
+    cv = StratifiedKFold(4, shuffle=True, random_state=0)
+    est = make_pipeline(StandardScaler(), LogisticRegression(C=0.05))
+    scorer = skcal.UtilityCalibrationError(utility=utility).scorer()
+    result = cross_validate(
+        est, X, y, cv=cv, scoring={"uc": scorer, "acc": "accuracy"}
+    )
+    expected = []
+    for train, test in cv.split(X, y):
+        e = clone(est).fit(X[train], y[train])
+        # columns follow classes_; y_true as column indices, no labels needed
+        col = np.searchsorted(e.classes_, y[test])
+        expected.append(
+            -skcal.utility_calibration_error(
+                col, e.predict_proba(X[test]), utility, labels=[0, 1, 2]
+            )
+        )
+    np.testing.assert_allclose(result["test_uc"], expected, atol=1e-12)
+    assert np.all(np.asarray(expected) < 0)
+
+
+def test_top_class_utility_scorer_is_top_label_cutoff(string_multiclass):
+    # paper 001, Example 3.4: top-class UC is the cutoff error of
+    # (confidence, correctness)
+    X, y = string_multiclass
+    est = GaussianNB().fit(X[::2], y[::2])
+    uc = skcal.get_scorer("neg_utility_calibration_error")(est, X[1::2], y[1::2])
+    cut = skcal.get_scorer("neg_cutoff_calibration_error")(est, X[1::2], y[1::2])
+    assert uc == pytest.approx(cut, abs=1e-12)
+
+
+def test_utility_scorer_fold_missing_a_class():
+    X, y = make_classification(
+        n_samples=120, n_classes=3, n_informative=4, random_state=3
+    )
+    y = np.array(["ant", "bee", "cat"])[y]
+    est = LogisticRegression(max_iter=500).fit(X, y)
+    mask = y != "ant"
+    P = est.predict_proba(X[mask])
+    score = skcal.UtilityCalibrationError(utility="class-wise").scorer()(
+        est, X[mask], y[mask]
+    )
+    expected = skcal.utility_calibration_error(
+        y[mask], P, "class-wise", labels=est.classes_
+    )
+    assert score == pytest.approx(-expected, abs=1e-12)
+    # without the estimator's classes the two observed labels could not be
+    # matched to three columns
+    with pytest.raises(ValueError):
+        skcal.utility_calibration_error(y[mask], P, "class-wise")
+
+
+def test_utility_scorer_grid_search_and_weights(string_multiclass):
+    X, y = string_multiclass
+    scorer = skcal.UtilityCalibrationError(utility="comb").scorer()
+    search = GridSearchCV(
+        LogisticRegression(max_iter=1000),
+        {"C": [0.01, 1.0]},
+        scoring={"uc": scorer, "accuracy": "accuracy"},
+        refit="uc",
+        cv=3,
+        n_jobs=2,
+    ).fit(X, y)
+    means = search.cv_results_["mean_test_uc"]
+    assert search.best_index_ == int(np.argmax(means))
+    w = np.random.default_rng(1).integers(1, 4, y.shape[0]).astype(float)
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    with sklearn.config_context(enable_metadata_routing=True):
+        weighted = skcal.UtilityCalibrationError(utility="comb").scorer()
+        weighted.set_score_request(sample_weight=True)
+        est = GaussianNB().set_fit_request(sample_weight=False)
+        result = cross_validate(
+            est, X, y, cv=cv, scoring={"uc": weighted}, params={"sample_weight": w}
+        )
+    expected = []
+    for train, test in cv.split(X, y):
+        e = GaussianNB().fit(X[train], y[train])
+        expected.append(
+            -skcal.utility_calibration_error(
+                y[test], e.predict_proba(X[test]), "comb",
+                sample_weight=w[test], labels=e.classes_,
+            )
+        )
+    np.testing.assert_allclose(result["test_uc"], expected, atol=1e-12)
