@@ -263,12 +263,13 @@ def _positive_column(classes, pos_label, labels):
     return 1
 
 
-def _resolve_labels(y, labels, n_columns):
+def _resolve_labels(y, labels, n_columns, proba_name="y_prob"):
+    """The class of each probability column: ``labels`` checked, or inferred from ``y``."""
     if labels is not None:
         classes = column_or_1d(np.asarray(labels), warn=False)
         if classes.shape[0] != n_columns:
             raise ValueError(
-                f"labels has {classes.shape[0]} entries but y_prob has "
+                f"labels has {classes.shape[0]} entries but {proba_name} has "
                 f"{n_columns} columns."
             )
         if np.unique(classes).shape[0] != classes.shape[0]:
@@ -283,6 +284,6 @@ def _resolve_labels(y, labels, n_columns):
     if y.dtype.kind in "iub" and classes.min() >= 0 and classes.max() < n_columns:
         return np.arange(n_columns)
     raise ValueError(
-        f"y_true has {classes.shape[0]} distinct labels and y_prob has "
+        f"y_true has {classes.shape[0]} distinct labels and {proba_name} has "
         f"{n_columns} columns; pass labels= to say which class each column is."
     )

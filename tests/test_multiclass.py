@@ -432,3 +432,11 @@ def test_display_without_matplotlib(monkeypatch):
         UtilityCalibrationDisplay.from_predictions([0, 1], [0.25, 0.75], "class-wise")
     with pytest.raises(ImportError, match="requires matplotlib"):
         UtilityCalibrationDisplay(np.array([0.1, 0.2])).plot()
+
+
+def test_label_errors_name_y_proba():
+    P = [[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]
+    with pytest.raises(ValueError, match="labels has 2 entries but y_proba has 3"):
+        utility_calibration_error([0, 1], P, labels=[0, 1])
+    with pytest.raises(ValueError, match="y_proba has 3 columns; pass labels="):
+        utility_calibration_error(["a", "b"], P)

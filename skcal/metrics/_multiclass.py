@@ -82,7 +82,7 @@ def check_multiclass_input(y_true, y_proba, sample_weight=None, labels=None):
     if P.ndim == 1:
         # binary: the probability of the second class, as predict_proba[:, 1]
         P = np.column_stack([1.0 - P, P])
-    classes = _resolve_labels(y, labels, P.shape[1])
+    classes = _resolve_labels(y, labels, P.shape[1], proba_name="y_proba")
     index = np.minimum(np.searchsorted(classes, y), classes.shape[0] - 1)
     if not np.all(classes[index] == y):
         unknown = np.setdiff1d(y, classes)
