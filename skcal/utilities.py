@@ -145,6 +145,16 @@ def _check_values(value, name, owner, ndim):
     return array
 
 
+def _check_square(value, name, owner, n_classes):
+    """A square matrix of values in [-1, 1], one row per class when ``n_classes`` is given."""
+    M = _check_values(value, name, owner, ndim=2)
+    if M.shape[0] != M.shape[1]:
+        raise ValueError(f"{owner}: {name} must be square, got shape {M.shape}.")
+    if n_classes is not None:
+        _check_length(M.shape[0], n_classes, f"rows in {name}", owner)
+    return M
+
+
 def _check_length(n_entries, n_classes, what, owner):
     if n_entries != n_classes:
         raise ValueError(
@@ -761,12 +771,7 @@ class GainMatrix(_BestAction):
         self._gains()
 
     def _gains(self, n_classes=None):
-        R = _check_values(self.R, "R", "GainMatrix", ndim=2)
-        if R.shape[0] != R.shape[1]:
-            raise ValueError(f"GainMatrix: R must be square, got shape {R.shape}.")
-        if n_classes is not None:
-            _check_length(R.shape[0], n_classes, "rows in R", "GainMatrix")
-        return R
+        return _check_square(self.R, "R", "GainMatrix", n_classes)
 
 
 class SimilarityUtility(Utility):
@@ -798,12 +803,7 @@ class SimilarityUtility(Utility):
         self._similarity()
 
     def _similarity(self, n_classes=None):
-        S = _check_values(self.S, "S", "SimilarityUtility", ndim=2)
-        if S.shape[0] != S.shape[1]:
-            raise ValueError(f"SimilarityUtility: S must be square, got shape {S.shape}.")
-        if n_classes is not None:
-            _check_length(S.shape[0], n_classes, "rows in S", "SimilarityUtility")
-        return S
+        return _check_square(self.S, "S", "SimilarityUtility", n_classes)
 
     def _check_n_classes(self, n_classes):
         self._similarity(n_classes)
