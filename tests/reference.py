@@ -390,6 +390,53 @@ def family_calibration_bruteforce(specs, P, y, w):
     return max(utility_calibration_bruteforce(spec, P, y, w) for spec in specs)
 
 
+# --- decision tasks and swap regret --------------------------------------------
+
+
+def best_response_bruteforce(U, P):
+    """First action with the largest expected utility, by a loop over actions."""
+    actions = []
+    for row in P:
+        values = [
+            sum(row[k] * U[a, k] for k in range(U.shape[1])) for a in range(len(U))
+        ]
+        best = 0
+        for a in range(1, len(U)):
+            if values[a] > values[best]:
+                best = a
+        actions.append(best)
+    return np.array(actions)
+
+
+def swap_regret_bruteforce(U, Q, y, w):
+    """max over all A^A swap maps of the weighted mean gain (000 eq. (1), Def. 4.4).
+
+    ``Q`` holds the probability of every action in every round (one-hot rows
+    for deterministic actions).
+    """
+    import itertools
+
+    A = U.shape[0]
+    rows = np.arange(len(y))
+    best = -np.inf
+    for sigma in itertools.product(range(A), repeat=A):
+        gain = (Q @ (U[list(sigma)] - U))[rows, y]
+        best = max(best, np.dot(w, gain) / w.sum())
+    return best
+
+
+def hard_binned_scdl_reference(y, p, w):
+    """Hard-binned SCDL and m* (remark after 000 eq. (4)), for small m*."""
+
+    def at(m):
+        return scdl_m_reference(y, np.floor(m * p) / m, w, m)
+
+    m = 2
+    while at(2 * m) < 1.0 / m:
+        m *= 2
+    return max(at(m), 1.0 / m), m
+
+
 # --- lower distance to calibration (LDTC / dCE) ---------------------------------
 # (section owned by the LDTC work; insert below this line)
 

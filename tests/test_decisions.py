@@ -1,12 +1,11 @@
 """Tests for skcal.decisions: decision tasks, swap regret, the SCDL rounding response.
 
-The references below are written straight from paper 000: the swap regret
-as a maximum over *all* swap maps sigma: A -> A (equation (1) and
+The references (tests/reference.py) are written straight from paper 000: the
+swap regret as a maximum over *all* swap maps sigma: A -> A (equation (1) and
 Definition 4.4), the best response by a loop over actions, and ``SCDL_m``
 from Definition 1.1 with the soft bins of Lemma 3.1.
 """
 
-import itertools
 import pickle
 
 import numpy as np
@@ -19,6 +18,13 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_pre
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from reference import (
+    best_response_bruteforce,
+    hard_binned_scdl_reference,
+    scdl_m_reference,
+    swap_regret_bruteforce,
+)
+
 from skcal import (
     DecisionTask,
     RoundedResponseClassifier,
@@ -27,62 +33,7 @@ from skcal import (
     soft_binned_cdl,
 )
 
-# --- slow references ------------------------------------------------------------
-
-
-def best_response_bruteforce(U, P):
-    """First action with the largest expected utility, by a loop."""
-    actions = []
-    for row in P:
-        values = [
-            sum(row[k] * U[a, k] for k in range(U.shape[1])) for a in range(len(U))
-        ]
-        best = 0
-        for a in range(1, len(U)):
-            if values[a] > values[best]:
-                best = a
-        actions.append(best)
-    return np.array(actions)
-
-
-def swap_regret_bruteforce(U, Q, y, w):
-    """max over all A^A swap maps of the weighted mean gain (000 eq. (1), Def. 4.4).
-
-    ``Q`` holds the probability of every action in every round (one-hot rows
-    for deterministic actions).
-    """
-    A = U.shape[0]
-    rows = np.arange(len(y))
-    best = -np.inf
-    for sigma in itertools.product(range(A), repeat=A):
-        gain = (Q @ (U[list(sigma)] - U))[rows, y]
-        best = max(best, np.dot(w, gain) / w.sum())
-    return best
-
-
-def scdl_m_reference(y, p, w, m):
-    """SCDL_m of Definition 1.1 with pi_j, q_j from the soft bins of Lemma 3.1."""
-    soft = np.clip(1.0 - np.abs(m * p[:, None] - np.arange(m + 1)), 0.0, None)
-    pi = w @ soft / w.sum()
-    pi_q = (w * y) @ soft / w.sum()
-    best = 0.0
-    for i in range(m + 1):
-        left = np.clip(pi_q[: i + 1] - pi[: i + 1] * (i + 1) / m, 0.0, None).sum()
-        right = np.clip(pi[i + 1 :] * i / m - pi_q[i + 1 :], 0.0, None).sum()
-        best = max(best, left + right)
-    return best
-
-
-def hard_binned_scdl_reference(y, p, w):
-    """Hard-binned SCDL and m* (remark after 000 eq. (4)), for small m*."""
-
-    def at(m):
-        return scdl_m_reference(y, np.floor(m * p) / m, w, m)
-
-    m = 2
-    while at(2 * m) < 1.0 / m:
-        m *= 2
-    return max(at(m), 1.0 / m), m
+# --- helpers ------------------------------------------------------------------
 
 
 def one_hot(actions, n_actions):
