@@ -1,11 +1,11 @@
 """Time every binary measure against a numpy baseline on the same data.
 
-Sorting measures (smCE, cutoff, CDL) are compared with ``np.argsort`` of the
+Sorting measures (smCE, cutoff, CDL, and the LP-based dCE for scale) are compared with ``np.argsort`` of the
 predictions; one-pass measures (SCDL, binned ECE) with one weighted
 ``np.bincount`` over as many bins. Each time is the median of ``--repeat``
 runs of the full public call, validation included.
 
-    python benchmarks/bench_binary.py               # n = 10^3 ... 10^7 and 2^20
+    python benchmarks/bench_binary.py               # n = 10^3 ... 10^7, 2^14 and 2^20
     python benchmarks/bench_binary.py --max-exp 6   # quicker
 """
 
@@ -53,6 +53,8 @@ MEASURES = [
     ("soft_binned_cdl", skcal.soft_binned_cdl, "bincount", 10**7),
     ("binned_ece", skcal.binned_ece, "bincount", 10**7),
     ("calibration_decision_loss", skcal.calibration_decision_loss, "argsort", 10**5),
+    # an LP on the grid h = 0.01 (issue target: n = 2^14 in under 30 s)
+    ("lower_distance_to_calibration", skcal.lower_distance_to_calibration, "argsort", 10**6),
 ]
 
 
@@ -62,10 +64,10 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
 
-    sizes = sorted({10**k for k in range(3, args.max_exp + 1)} | {2**20})
+    sizes = sorted({10**k for k in range(3, args.max_exp + 1)} | {2**14, 2**20})
     print(f"skcal {skcal.__version__}, numpy {np.__version__}, {platform.processor() or platform.machine()}")
     print(f"median of {args.repeat} runs; ratio = measure time / baseline time\n")
-    print(f"{'n':>9}  {'measure':<27} {'time [s]':>10}  {'baseline':>9} {'base [s]':>10}  {'ratio':>6}")
+    print(f"{'n':>9}  {'measure':<30} {'time [s]':>10}  {'baseline':>9} {'base [s]':>10}  {'ratio':>6}")
     for n in sizes:
         y, p = make_data(n)
         t_sort, t_bincount = baselines(y, p, args.repeat)
@@ -76,7 +78,7 @@ def main():
             t = median_time(lambda: func(y, p), rep)
             t_base = t_sort if base == "argsort" else t_bincount
             print(
-                f"{n:>9}  {name:<27} {t:>10.4f}  {base:>9} {t_base:>10.4f}  {t / t_base:>6.2f}"
+                f"{n:>9}  {name:<30} {t:>10.4f}  {base:>9} {t_base:>10.4f}  {t / t_base:>6.2f}"
             )
         print()
 

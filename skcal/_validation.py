@@ -87,20 +87,32 @@ def resolve_pos_label(classes, pos_label):
     return pos_label
 
 
+def _extremes(x):
+    """``(min, max, has_nan)`` of a non-empty numeric array.
+
+    numpy's min and max are SIMD reductions that propagate NaN: two of them
+    beat any single scalar pass, and settle the common valid case.
+    """
+    lo, hi = x.min(), x.max()
+    nan = x.dtype.kind in "fc" and bool(np.isnan(lo) or np.isnan(hi))
+    return lo, hi, nan
+
+
 def _check_y_true(y_true):
     y = column_or_1d(np.asarray(y_true), warn=False)
     if y.shape[0] == 0:
         raise ValueError("y_true is empty: calibration needs at least one sample.")
-    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-        raise ValueError("y_true contains NaN or infinity.")
+    if y.dtype.kind == "f":
+        lo, hi, nan = _extremes(y)
+        if nan or np.isinf(lo) or np.isinf(hi):
+            raise ValueError("y_true contains NaN or infinity.")
     return y
 
 
 def _check_probability_matrix(P, name="y_prob"):
-    # min/max propagate NaN, so two reductions settle the common valid case.
-    lo, hi = P.min(), P.max()
-    if not (lo >= 0 and hi <= 1):
-        if not np.all(np.isfinite(P)):
+    lo, hi, nan = _extremes(P)
+    if nan or not (lo >= 0 and hi <= 1):
+        if nan or np.isinf(lo) or np.isinf(hi):
             raise ValueError(f"{name} contains NaN or infinity.")
         raise ValueError(f"{name} has values outside [0, 1].")
     if P.ndim == 2:
@@ -129,6 +141,7 @@ def check_binary_calibration_input(
     pos_label=None,
     multiclass="top-label",
     labels=None,
+    compact=False,
 ):
     """Validate the inputs of a binary calibration measure.
 
@@ -150,10 +163,14 @@ def check_binary_calibration_input(
         The class of each column of a ``(n_samples, K)`` ``y_prob``; by
         default the sorted distinct values of ``y_true`` when there are ``K``
         of them, else ``0, ..., K-1``.
+    compact : bool, default=False
+        Return ``y`` as uint8 and, when ``sample_weight`` is None, ``w`` as
+        a read-only stride-0 array of ones: no O(n) allocation for the
+        one-pass kernels, whose whole cost is comparable to it.
 
     Returns
     -------
-    y : ndarray of shape (n_samples,), float64 in {0, 1}
+    y : ndarray of shape (n_samples,), float64 (uint8 if compact) in {0, 1}
     p : ndarray of shape (n_samples,), float64 in [0, 1]
     w : ndarray of shape (n_samples,), float64, non-negative, positive sum
     """
@@ -184,8 +201,12 @@ def check_binary_calibration_input(
             "as a 1-D array or the full predict_proba output."
         )
     check_consistent_length(y, P)
-    w = check_sample_weight(sample_weight, y.shape[0])
+    if compact and sample_weight is None:
+        w = np.broadcast_to(1.0, y.shape[0])
+    else:
+        w = check_sample_weight(sample_weight, y.shape[0])
     _check_probability_matrix(P)
+    label_dtype = np.uint8 if compact else np.float64
 
     if P.ndim == 2 and P.shape[1] > 2:
         if multiclass == "raise":
@@ -203,7 +224,7 @@ def check_binary_calibration_input(
                 f"y_true has labels {unknown.tolist()} that are not in labels "
                 f"{classes.tolist()}."
             )
-        correct = (y_index == pred).astype(np.float64)
+        correct = (y_index == pred).astype(label_dtype)
         return correct, conf, w
 
     classes = _binary_classes(y)
@@ -215,7 +236,7 @@ def check_binary_calibration_input(
             "predict_proba output for multiclass problems)."
         )
     pos_label = resolve_pos_label(classes, pos_label)
-    y_bin = (y == pos_label).astype(np.float64)
+    y_bin = (y == pos_label).astype(label_dtype)
     if P.ndim == 1:
         p = P
     else:
@@ -237,9 +258,12 @@ def _binary_classes(y):
     """
     if y.dtype.kind not in "biuf":
         return np.unique(y)
-    lo, hi = y.min(), y.max()
+    lo, hi, _ = _extremes(y)  # y_true was checked for NaN
     if lo == hi:
         return y[:1].copy()
+    if y.dtype.kind == "b" or (y.dtype.kind in "iu" and hi - lo == 1):
+        # integers between two consecutive values take only those two
+        return np.array([lo, hi], dtype=y.dtype)
     if np.count_nonzero(y == lo) + np.count_nonzero(y == hi) != y.shape[0]:
         return np.unique(y)
     return np.array([lo, hi], dtype=y.dtype)

@@ -141,3 +141,23 @@ def test_no_silent_clipping_near_one():
 def test_y_true_column_vector_accepted():
     y, p, _ = check(np.array([[0], [1]]), [0.3, 0.6])
     np.testing.assert_array_equal(y, [0, 1])
+
+
+@pytest.mark.parametrize(
+    "y_true",
+    [[0, 1, 1, 0], [True, False, True, True], [3, 4, 4, 3], [-1, 1, 1, -1],
+     np.array([0, 1, 1, 0], dtype=np.uint8), ["a", "b", "b", "a"]],
+)
+@pytest.mark.parametrize("sample_weight", [None, [1.0, 2.0, 0.0, 3.0]])
+def test_compact_form_matches_float_form(y_true, sample_weight):
+    p = np.array([0.1, 0.9, 0.5, 0.3])
+    pos_label = {3: 4, "a": "b"}.get(y_true[0])
+    y, pp, w = check(y_true, p, sample_weight, pos_label=pos_label)
+    yc, pc, wc = check(y_true, p, sample_weight, pos_label=pos_label, compact=True)
+    assert np.array_equal(y, np.asarray(y_true) == (pos_label or True))
+    assert yc.dtype == np.uint8 and y.dtype == np.float64
+    np.testing.assert_array_equal(yc, y)
+    np.testing.assert_array_equal(pc, pp)
+    np.testing.assert_array_equal(wc, w)
+    if sample_weight is None:
+        assert wc.strides == (0,) and not wc.flags.writeable

@@ -3,7 +3,7 @@ from numpy.typing import NDArray
 
 def soft_bin(
     p: NDArray[np.float64],
-    y: NDArray[np.float64],
+    y: NDArray[np.uint8],
     w: NDArray[np.float64],
     bins: NDArray[np.float64],
 ) -> None: ...
@@ -11,10 +11,8 @@ def coarsen(fine: NDArray[np.float64], coarse: NDArray[np.float64]) -> None: ...
 def scdl_level(bins: NDArray[np.float64], work: NDArray[np.float64]) -> float: ...
 def uniform_bin_sums(
     p: NDArray[np.float64],
-    y: NDArray[np.float64],
+    y: NDArray[np.uint8],
     w: NDArray[np.float64],
     edges: NDArray[np.float64],
-    wsum: NDArray[np.float64],
-    wysum: NDArray[np.float64],
-    wpsum: NDArray[np.float64],
+    sums: NDArray[np.float64],
 ) -> None: ...

@@ -1,15 +1,17 @@
 # One-pass binning kernels: triangular soft bins and the SCDL_m scan of
 # Bairaktari et al. (paper 000), and hard uniform bins for binned ECE.
 # Callers validate; every output is allocated (and, where said, zeroed) by
-# the Python side.
+# the Python side. Outcomes come as bytes and weights may have stride 0
+# (unit weights, np.broadcast_to(1.0, n)): the one-pass measures then cost
+# no O(n) conversion or allocation besides the pass itself.
 
 from libc.math cimport ceil, floor
 
 
 def soft_bin(
     const double[::1] p,                # IN  predictions in [0, 1]
-    const double[::1] y,                # IN  outcomes in {0, 1}
-    const double[::1] w,                # IN  non-negative weights
+    const unsigned char[::1] y,         # IN  outcomes in {0, 1}
+    const double[:] w,                  # IN  non-negative weights (stride 0: unit)
     double[:, ::1] bins,                # OUT (m + 1, 2) zeroed: per grid point j,
                                         #     sum w_i w_j(p_i) and sum w_i y_i w_j(p_i)
 ):
@@ -31,7 +33,7 @@ def soft_bin(
                 j = m - 1
             f = x - j
             wi = w[i]
-            wy = wi * y[i]
+            wy = wi * y[i]              # arithmetic, not a branch: y is random
             bins[j, 0] += wi * (1.0 - f)
             bins[j, 1] += wy * (1.0 - f)
             bins[j + 1, 0] += wi * f
@@ -117,21 +119,22 @@ def scdl_level(
 
 def uniform_bin_sums(
     const double[::1] p,                # IN  predictions in [0, 1]
-    const double[::1] y,                # IN  outcomes in {0, 1}
-    const double[::1] w,                # IN  non-negative weights
+    const unsigned char[::1] y,         # IN  outcomes in {0, 1}
+    const double[:] w,                  # IN  non-negative weights (stride 0: unit)
     const double[::1] edges,            # IN  (B + 1,) edges k / B as doubles
-    double[::1] wsum,                   # OUT (B,) zeroed: sum of w
-    double[::1] wysum,                  # OUT (B,) zeroed: sum of w y
-    double[::1] wpsum,                  # OUT (B,) zeroed: sum of w p
+    double[:, ::1] sums,                # OUT (B, 2) zeroed: per bin, sum of w
+                                        #     and of the residuals w (y - p)
 ):
     """Per-bin sums over the bins [edges[k], edges[k+1]), the last one closed.
 
     The bin is k = floor(B p). Only when B p is within rounding of an
     integer can comparing p with the stored doubles k / B (as a loop over
     the bins would) disagree with it; those rows are checked against edges.
+    A bin's two sums share one 16-byte row, so a sample touches one cache
+    line with two additions.
     """
     cdef Py_ssize_t n = p.shape[0]
-    cdef Py_ssize_t B = wsum.shape[0]
+    cdef Py_ssize_t B = sums.shape[0]
     cdef Py_ssize_t i, k
     cdef double v, x, f, wi, dB = <double>B
     # B p and the edges are exact to a few units of B * 2**-53; far wider margin
@@ -150,6 +153,5 @@ def uniform_bin_sums(
                 elif k < B - 1 and v >= edges[k + 1]:
                     k += 1
             wi = w[i]
-            wsum[k] += wi
-            wysum[k] += wi * y[i]
-            wpsum[k] += wi * v
+            sums[k, 0] += wi
+            sums[k, 1] += wi * (y[i] - v)

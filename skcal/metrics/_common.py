@@ -12,8 +12,10 @@ def sort_and_group(y, p, w):
 
     Parameters
     ----------
-    y, p, w : ndarray of shape (n,), float64
-        Validated outcomes in {0, 1}, predictions in [0, 1] and weights.
+    y, p, w : ndarray of shape (n,)
+        Validated outcomes in {0, 1}, predictions in [0, 1] and weights
+        (float64; the compact forms of ``check_binary_calibration_input``,
+        uint8 outcomes and stride-0 unit weights, are converted here).
 
     Returns
     -------
@@ -28,6 +30,8 @@ def sort_and_group(y, p, w):
     functional of the weighted empirical distribution), so ties and row order
     never matter downstream.
     """
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    w = np.ascontiguousarray(w, dtype=np.float64)
     order = np.argsort(p)
     n = p.shape[0]
     values = np.empty(n)

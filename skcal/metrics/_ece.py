@@ -112,13 +112,19 @@ def binned_ece(
     if norm not in _NORMS:
         raise ValueError(f"norm must be one of {_NORMS}, got {norm!r}.")
     y, p, w = check_binary_calibration_input(
-        y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass
+        y_true,
+        y_prob,
+        sample_weight,
+        pos_label=pos_label,
+        multiclass=multiclass,
+        compact=True,
     )
     n_bins = int(n_bins)
     if strategy == "uniform":
         edges = np.arange(n_bins + 1) / n_bins
-        wsum, wysum, wpsum = np.zeros(n_bins), np.zeros(n_bins), np.zeros(n_bins)
-        uniform_bin_sums(p, y, w, edges, wsum, wysum, wpsum)
+        sums = np.zeros((n_bins, 2))
+        uniform_bin_sums(p, y, w, edges, sums)
+        wsum, residual = sums[:, 0], sums[:, 1]  # residual: sum of w (y - p)
         if return_details:
             # the kernel's bins: the last edge at or below p
             row_bin = np.searchsorted(edges[1:-1], p, side="right")
@@ -129,13 +135,12 @@ def binned_ece(
             np.floor(n_bins * before / w.sum()).astype(np.intp), n_bins - 1
         )
         wsum = np.bincount(group_bin, gsum, n_bins)
-        wysum = np.bincount(group_bin, gysum, n_bins)
-        wpsum = np.bincount(group_bin, gsum * values, n_bins)
+        residual = np.bincount(group_bin, gysum - gsum * values, n_bins)
         if return_details:
             row_bin = group_bin[np.searchsorted(values, p)]
 
     total = wsum.sum()
-    bias = np.abs(wysum - wpsum)  # |sum_{bin} w (y - p)|
+    bias = np.abs(residual)  # |sum_{bin} w (y - p)|
     full = wsum > 0
     if norm == "l1":
         value = bias.sum() / total
@@ -146,12 +151,14 @@ def binned_ece(
     value = float(value)
     if not return_details:
         return value
-    return value, _bin_details(p, w, row_bin, wsum, wysum, wpsum)
+    return value, _bin_details(y, p, w, row_bin, wsum)
 
 
-def _bin_details(p, w, row_bin, wsum, wysum, wpsum):
+def _bin_details(y, p, w, row_bin, wsum):
     """Per-bin statistics for ``return_details`` (not on the fast path)."""
     n_bins = wsum.shape[0]
+    wysum = np.bincount(row_bin, w * y, n_bins)
+    wpsum = np.bincount(row_bin, w * p, n_bins)
     positive = w > 0
     count = np.bincount(row_bin[positive], minlength=n_bins)
     lower = np.full(n_bins, np.inf)

@@ -133,7 +133,12 @@ def soft_binned_cdl(
     """
     m = _check_m(m)
     y, p, w = check_binary_calibration_input(
-        y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass
+        y_true,
+        y_prob,
+        sample_weight,
+        pos_label=pos_label,
+        multiclass=multiclass,
+        compact=True,
     )
     if m is None:
         details = _self_balancing_scdl(y, p, w, _dense_levels(p.shape[0]))
@@ -175,7 +180,8 @@ def _dense_levels(n):
 def _dense_bins(y, p, w, m):
     """Soft-bin sums (pi_j, pi_j q_j) at level m, in weight units, one pass."""
     bins = np.zeros((m + 1, 2))
-    soft_bin(p, y, w, bins)
+    # outcomes as bytes (a no-op for check_binary_calibration_input(compact=True))
+    soft_bin(p, np.ascontiguousarray(y, dtype=np.uint8), w, bins)
     return bins
 
 
