@@ -13,6 +13,7 @@ from .metrics import (
     lower_distance_to_calibration,
 )
 from .decisions import DecisionTask, RoundedResponseClassifier, SCDLRounding
+from .recalibration import RecalibratedClassifier, UtilityPatchingRecalibrator
 from ._plotting import UtilityCalibrationDisplay
 from .utilities import (
     DCG,
@@ -89,4 +90,6 @@ __all__ = [
     "DecisionTask",
     "SCDLRounding",
     "RoundedResponseClassifier",
+    "UtilityPatchingRecalibrator",
+    "RecalibratedClassifier",
 ]

@@ -498,3 +498,73 @@ def ldtc_dual_objective(y, p, w, grid, potentials):
 
 # --- recalibration ------------------------------------------------------------
 # (section owned by the recalibration work; insert below this line)
+
+
+def simplex_projection_bisection(x, n_iter=200):
+    """Euclidean projection of one vector onto the probability simplex.
+
+    Straight from the KKT conditions of min ||p - x||^2 s.t. p >= 0,
+    sum(p) = 1: the solution is p_j = max(x_j - theta, 0) for the theta with
+    sum_j max(x_j - theta, 0) = 1. That sum is continuous and non-increasing
+    in theta, equals sum(x - theta) >= 1 at theta = min(x) - 1 and 0 at
+    theta = max(x), so bisection on [min(x) - 1, max(x)] finds theta.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    lo, hi = x.min() - 1.0, x.max()
+    for _ in range(n_iter):
+        mid = 0.5 * (lo + hi)
+        if np.maximum(x - mid, 0.0).sum() > 1.0:
+            lo = mid
+        else:
+            hi = mid
+    return np.maximum(x - 0.5 * (lo + hi), 0.0)
+
+
+def brier_multiclass(P, y, w):
+    """Weighted mean over rows of sum_j (P[i, j] - 1{y_i = j})^2."""
+    total = 0.0
+    for i in range(P.shape[0]):
+        row = 0.0
+        for j in range(P.shape[1]):
+            row += (P[i, j] - (1.0 if y[i] == j else 0.0)) ** 2
+        total += w[i] * row
+    return total / w.sum()
+
+
+def patching_reference(specs, P, y, w, n_steps):
+    """Algorithm 1 of paper 001 (Appendix A) with eta_t = err_t / C, by brute force.
+
+    Each step: for every utility (``specs`` as in
+    ``utility_vector_bruteforce``, in family order) try every interval
+    [a, b] of distinct predicted utilities, keep the first (utility,
+    interval) with the largest |sum_i w_i (u(p_i, e_{y_i}) - v_u(p_i)) 1{v in
+    [a, b]}| / W; rows in it move to proj(p + eta * sign * u_vec(p)) with
+    sign that of the sum (+1: realised exceeds predicted), projected by
+    bisection. Returns the final predictions and the (spec, sign, eta) of
+    every step.
+    """
+    P = np.array(P, dtype=np.float64)
+    C = P.shape[1]
+    steps = []
+    for _ in range(n_steps):
+        best = (0.0, None, None, None)
+        for spec in specs:
+            v, realised = predicted_and_realised_bruteforce(spec, P, y)
+            b = w * (realised - v) / w.sum()
+            key = np.round(v, 12)
+            pts = np.unique(key)
+            for lo in range(len(pts)):
+                for hi in range(lo, len(pts)):
+                    mask = (key >= pts[lo]) & (key <= pts[hi])
+                    total = b[mask].sum()
+                    if abs(total) > best[0]:
+                        best = (abs(total), spec, mask, 1 if total > 0 else -1)
+        err, spec, mask, sign = best
+        if spec is None:
+            break
+        eta = err / C
+        for i in np.flatnonzero(mask):
+            u = np.array(utility_vector_bruteforce(spec, P[i]))
+            P[i] = simplex_projection_bisection(P[i] + eta * sign * u)
+        steps.append((spec, sign, eta))
+    return P, steps

@@ -1,0 +1,917 @@
+"""Tests for skcal.recalibration: utility patching (paper 001, Appendix A).
+
+Expected values come from the slow references in tests/reference.py (the
+simplex projection by bisection on the KKT threshold, Algorithm 1 by brute
+force over all intervals, the Brier score by loops) or are derived by hand in
+the comments.
+"""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import BaseEstimator, clone
+from sklearn.datasets import make_classification
+from sklearn.exceptions import NotFittedError
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import (
+    GridSearchCV,
+    KFold,
+    StratifiedKFold,
+    cross_val_predict,
+)
+from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skcal import (
+    ClassWise,
+    LinearFamily,
+    RecalibratedClassifier,
+    TopK,
+    TopKFamily,
+    UtilityFamily,
+    UtilityPatchingRecalibrator,
+    utility_calibration_error,
+)
+from skcal.recalibration import Patch, project_simplex
+
+from reference import (
+    brier_multiclass,
+    patching_reference,
+    simplex_projection_bisection,
+)
+
+# --- data -------------------------------------------------------------------------
+
+
+def softmax(Z):
+    Z = Z - Z.max(axis=1, keepdims=True)
+    E = np.exp(Z)
+    return E / E.sum(axis=1, keepdims=True)
+
+
+def overconfident(n, n_classes, seed, temperature=3.0):
+    """Predictions softmax(T z) for outcomes drawn from softmax(z): over-confident."""
+    rng = np.random.RandomState(seed)
+    Z = rng.normal(scale=1.5, size=(n, n_classes))
+    truth = softmax(Z)
+    y = (truth.cumsum(axis=1) > rng.uniform(size=(n, 1))).argmax(axis=1)
+    return softmax(temperature * Z), y
+
+
+def assert_same_patches(a, b, rtol=0.0):
+    """Same utilities (by repr: they compare by identity), intervals, signs, steps."""
+    assert len(a) == len(b)
+    for p, q in zip(a, b):
+        assert repr(p.utility) == repr(q.utility)
+        assert p.sign == q.sign
+        assert_allclose(p.interval, q.interval, rtol=rtol, atol=0)
+        assert_allclose(p.step, q.step, rtol=rtol, atol=0)
+
+
+def _brier(P, y, w=None):
+    w = np.ones(P.shape[0]) if w is None else np.asarray(w, dtype=float)
+    return brier_multiclass(P, y, w)
+
+
+# --- the simplex projection ------------------------------------------------------
+
+
+def _projection_cases():
+    rng = np.random.RandomState(0)
+    cases = []
+    for C in (1, 2, 3, 5, 10):
+        for _ in range(40):
+            cases.append(rng.normal(size=C))
+            cases.append(rng.uniform(-3, 3, size=C) * 10.0 ** rng.randint(-3, 4))
+        cases.append(rng.dirichlet(np.ones(C)))  # already in the simplex
+        cases.append(np.eye(C)[rng.randint(C)])  # a vertex
+        cases.append(np.full(C, 7.0))  # all tied
+        cases.append(rng.randint(-2, 3, size=C).astype(float))  # ties
+        cases.append(rng.normal(size=C) * 1e6)  # large values
+        cases.append(np.full(C, -1e6) + rng.randint(0, 2, size=C))
+    return cases
+
+
+def test_projection_matches_bisection_reference():
+    cases = _projection_cases()
+    for x in cases:
+        expected = simplex_projection_bisection(x)
+        got = project_simplex(x[None, :])[0]
+        scale = max(1.0, np.abs(x).max())
+        assert_allclose(got, expected, rtol=0, atol=1e-12 * scale)
+    # vectorised: a batch of rows of one width gives the row-by-row answers
+    rng = np.random.RandomState(1)
+    X = rng.normal(size=(500, 6)) * rng.choice([0.01, 1.0, 100.0], size=(500, 1))
+    expected = np.array([simplex_projection_bisection(x) for x in X])
+    assert_allclose(project_simplex(X), expected, rtol=0, atol=1e-10)
+
+
+def test_projection_is_in_simplex_and_satisfies_the_variational_inequality():
+    # pi = proj(x) iff pi is in the simplex and <x - pi, z - pi> <= 0 for every
+    # z in the simplex; the left side is linear in z, so vertices suffice.
+    for x in _projection_cases():
+        pi = project_simplex(x[None, :])[0]
+        scale = max(1.0, np.abs(x).max())
+        assert np.all(pi >= 0) and np.all(pi <= 1)
+        assert abs(pi.sum() - 1.0) < 1e-12 * x.shape[0] * scale
+        for j in range(x.shape[0]):
+            vertex = np.eye(x.shape[0])[j]
+            assert np.dot(x - pi, vertex - pi) <= 1e-9 * scale
+
+
+def test_projection_fixes_points_of_the_simplex():
+    rng = np.random.RandomState(2)
+    for C in (2, 3, 7):
+        P = rng.dirichlet(np.ones(C) * 0.5, size=200)
+        assert_allclose(project_simplex(P), P, rtol=0, atol=1e-15)
+    assert_array_equal(
+        project_simplex([[0.25, 0.75], [1.0, 0.0]]), [[0.25, 0.75], [1, 0]]
+    )
+    # hand-derived: [1, 0, 0.5] -> theta = 0.25 -> [0.75, 0, 0.25]
+    assert_allclose(project_simplex([[1.0, 0.0, 0.5]]), [[0.75, 0.0, 0.25]])
+    assert_array_equal(project_simplex([[3.0]]), [[1.0]])
+
+
+def test_projection_errors():
+    with pytest.raises(ValueError, match="2-dimensional"):
+        project_simplex([0.5, 0.5])
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        project_simplex([[np.nan, 1.0]])
+
+
+# --- a patch derived by hand ---------------------------------------------------------
+
+# Ten predictions [0.9, 0.1]; the top class (0) occurs half of the time.
+# Top-class audit: v = 0.9 on every row, realised utility 1/2 on average, so
+# UC = 0.4 on the interval [0.9, 0.9] with sign -1 (over-promised); u_vec =
+# e_0 on every row, E||u_vec||^2 = 1. Brier: rows y = 0 lose 0.01 + 0.01,
+# rows y = 1 lose 0.81 + 0.81: mean 0.82.
+HAND_P = np.array([[0.9, 0.1]] * 10)
+HAND_Y = np.array([0, 1] * 5)
+
+
+def test_armijo_patch_by_hand():
+    # eta* = 0.4 / 1; start 4 eta* = 1.6: proj([-0.7, 0.1]) = [0, 1], Brier 1.0,
+    # above 0.82 - 2 * 0.25 * 1.6 * 0.4 = 0.5: rejected. eta = 0.8:
+    # proj([0.1, 0.1]) = [0.5, 0.5], Brier 0.5 <= 0.82 - 0.16: accepted. The
+    # predictions are then calibrated (UC = 0) and fitting stops.
+    rec = UtilityPatchingRecalibrator("top-class").fit(HAND_P, HAND_Y)
+    assert len(rec.patches_) == 1
+    patch = rec.patches_[0]
+    assert isinstance(patch, Patch)
+    assert patch.utility.__class__.__name__ == "TopClass"
+    assert patch.interval == (0.9, 0.9)
+    assert patch.sign == -1
+    assert patch.step == pytest.approx(0.8)
+    assert_allclose(rec.transform(HAND_P), np.full((10, 2), 0.5))
+    assert_allclose(rec.history_["uc"], [0.4, 0.0], atol=1e-15)
+    assert_allclose(rec.history_["brier"], [0.82, 0.5])
+    assert rec.stopping_reason_ == "tol"
+    assert rec.n_iter_ == 1
+    # tol="auto": sqrt(log(4 * 1) / (2 * 10)) for one utility and n = 10
+    assert rec.tol_ == pytest.approx(np.sqrt(np.log(4) / 20))
+    # a prediction outside [0.9, 0.9] is untouched; one inside is patched
+    assert_allclose(rec.transform([[0.7, 0.3], [0.1, 0.9]]), [[0.7, 0.3], [0.5, 0.5]])
+
+
+def test_paper_step_by_hand():
+    # eta = err / C = 0.4 / 2 = 0.2: proj([0.7, 0.1]) = [0.8, 0.2]; then
+    # err = 0.8 - 0.5 = 0.3, eta = 0.15: proj([0.65, 0.2]) = [0.725, 0.275].
+    rec = UtilityPatchingRecalibrator("top-class", step="paper", tol=0.0, max_iter=2)
+    rec.fit(HAND_P, HAND_Y)
+    assert [p.step for p in rec.patches_] == pytest.approx([0.2, 0.15])
+    assert_allclose(rec.transform(HAND_P[:1]), [[0.725, 0.275]])
+    assert rec.stopping_reason_ == "max_iter"
+    # Brier: 0.5 * (2 * 0.275^2) + 0.5 * (2 * 0.725^2)
+    assert rec.history_["brier"][-1] == pytest.approx(0.275**2 + 0.725**2)
+
+
+def test_constant_step_that_raises_brier_is_not_taken():
+    # eta = 50: proj([-49.1, 0.1]) = [0, 1], Brier 1.0 > 0.82: no patch.
+    rec = UtilityPatchingRecalibrator("top-class", step=50.0).fit(HAND_P, HAND_Y)
+    assert rec.patches_ == []
+    assert rec.stopping_reason_ == "no_decrease"
+    assert_allclose(rec.history_["brier"], [0.82])
+    assert_array_equal(rec.transform(HAND_P), HAND_P)
+
+
+def test_calibrated_input_gets_no_patch():
+    # every row [0.5, 0.5] with balanced outcomes: UC = 0 for every utility
+    P = np.full((8, 2), 0.5)
+    rec = UtilityPatchingRecalibrator(tol=0.0).fit(P, [0, 1] * 4)
+    assert rec.patches_ == [] and rec.stopping_reason_ == "tol"
+
+
+# --- against Algorithm 1 by brute force -----------------------------------------------
+
+_FAMILY_SPECS = {
+    "top-class": lambda C: [("top-class", None)],
+    "class-wise": lambda C: [("class-wise", c) for c in range(C)],
+    "top-k": lambda C: [("top-k", k) for k in range(1, C + 1)],
+    "comb": lambda C: [("class-wise", c) for c in range(C)]
+    + [("top-k", k) for k in range(1, C + 1)],
+}
+
+
+@pytest.mark.parametrize("family", list(_FAMILY_SPECS))
+def test_matches_algorithm_1_reference(family):
+    rng = np.random.RandomState(4)
+    for case in range(4):
+        C = 3 if case % 2 else 4
+        n = 25
+        P, y = overconfident(n, C, seed=100 + case)
+        w = rng.randint(1, 4, size=n).astype(float) if case >= 2 else np.ones(n)
+        n_steps = 4
+        expected_P, expected_steps = patching_reference(
+            _FAMILY_SPECS[family](C), P, y, w, n_steps
+        )
+        rec = UtilityPatchingRecalibrator(
+            family, step="paper", tol=0.0, max_iter=n_steps
+        ).fit(P, y, sample_weight=w)
+        assert len(rec.patches_) == len(expected_steps)
+        for patch, (spec, sign, eta) in zip(rec.patches_, expected_steps):
+            name = type(patch.utility).__name__
+            expected_name = {"top-class": "TopClass", "class-wise": "ClassWise"}.get(
+                spec[0], "TopK"
+            )
+            assert name == expected_name
+            if spec[0] == "class-wise":
+                assert patch.utility.c == spec[1]
+            if spec[0] == "top-k":
+                assert patch.utility.k == spec[1]
+            assert patch.sign == sign
+            assert patch.step == pytest.approx(eta, rel=1e-9)
+        assert_allclose(rec.transform(P), expected_P, atol=1e-9)
+
+
+# --- replay --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"family": "top-class", "tol": 0.0, "max_iter": 30},
+        {"family": "class-wise", "step": "paper", "tol": 0.0, "max_iter": 30},
+        {"step": 0.05, "tol": 0.0, "max_iter": 30},
+        {"tol": 0.0, "validation_fraction": 0.3, "random_state": 0},
+        {"family": UtilityFamily([TopK(2), ClassWise(0)]), "tol": 0.0, "max_iter": 20},
+        {
+            "family": LinearFamily(4).sample(6, random_state=0),
+            "tol": 0.0,
+            "max_iter": 20,
+        },
+    ],
+)
+def test_replay_on_fit_data_is_bit_for_bit(params):
+    P, y = overconfident(600, 4, seed=5)
+    rng = np.random.RandomState(5)
+    w = rng.uniform(0.5, 2.0, size=600)
+    rec = UtilityPatchingRecalibrator(**params)
+    fitted = rec.fit_transform(P, y, sample_weight=w)
+    assert len(rec.patches_) > 0
+    replayed = rec.transform(P)
+    assert_array_equal(replayed, fitted)
+    # each row is patched on its own: any subset, in any order, gives its rows
+    rows = rng.permutation(600)[:137]
+    assert_array_equal(rec.transform(P[rows]), fitted[rows])
+    # the last Brier score of the history is that of the fitted predictions
+    if "validation_fraction" not in params:
+        assert rec.history_["brier"][-1] == pytest.approx(
+            _brier(replayed, y, w), rel=1e-12
+        )
+        uc = utility_calibration_error(y, replayed, rec.family, sample_weight=w)
+        assert rec.history_["uc"][-1] == pytest.approx(uc, rel=1e-12)
+
+
+# --- the Brier score never increases --------------------------------------------------
+
+
+@pytest.mark.parametrize("step", ["armijo", "paper", 0.02, 0.5, 3.0])
+@pytest.mark.parametrize("family", ["comb", "top-class", "class-wise"])
+def test_brier_never_increases(step, family):
+    P, y = overconfident(400, 5, seed=6)
+    rec = UtilityPatchingRecalibrator(family, step=step, tol=0.0, max_iter=40)
+    fitted = rec.fit_transform(P, y)
+    brier = rec.history_["brier"]
+    assert brier.shape == (rec.n_iter_ + 1,) == rec.history_["uc"].shape
+    assert np.all(np.diff(brier) < 0)
+    assert brier[0] == pytest.approx(_brier(P, y), rel=1e-12)
+    assert brier[-1] == pytest.approx(_brier(fitted, y), rel=1e-12)
+    if rec.n_iter_ < 40:
+        # only a constant step too large to lower the Brier score stops early
+        assert isinstance(step, float) and step >= 0.5
+        assert rec.stopping_reason_ == "no_decrease"
+    if step == "armijo" and rec.n_iter_ > 0:
+        # the accepted step is >= eta* = err / S, and Armijo's condition then
+        # gives a drop >= eta* err / 2 = err^2 / (2 S) >= err^2 / (2 C)
+        drops = -np.diff(brier)
+        errs = rec.history_["uc"][:-1]
+        assert np.all(drops >= errs**2 / (2 * 5) * (1 - 1e-9))
+
+
+def test_paper_step_decreases_brier_as_proposition_a1():
+    # Proposition A.1: with eta = err / C the Brier score drops by >= err^2 / C
+    P, y = overconfident(500, 3, seed=7)
+    rec = UtilityPatchingRecalibrator(step="paper", tol=0.0, max_iter=25).fit(P, y)
+    drops = -np.diff(rec.history_["brier"])
+    errs = rec.history_["uc"][:-1]
+    assert rec.n_iter_ == 25
+    assert np.all(drops >= errs**2 / 3 * (1 - 1e-9))
+
+
+# --- it recalibrates ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", ["comb", "top-class", "class-wise"])
+def test_uc_decreases_on_overconfident_softmax(family):
+    P_cal, y_cal = overconfident(4000, 5, seed=8)
+    P_test, y_test = overconfident(20000, 5, seed=9)
+    rec = UtilityPatchingRecalibrator(family).fit(P_cal, y_cal)
+    before = utility_calibration_error(y_test, P_test, family)
+    after = utility_calibration_error(y_test, rec.transform(P_test), family)
+    assert before > 0.05
+    assert after < 0.5 * before
+    assert rec.history_["uc"][-1] <= rec.tol_ < rec.history_["uc"][0]
+    assert _brier(rec.transform(P_test), y_test) < _brier(P_test, y_test)
+
+
+def test_validation_fraction_early_stopping():
+    P, y = overconfident(1500, 4, seed=10)
+    rec = UtilityPatchingRecalibrator(
+        tol=0.0, max_iter=200, validation_fraction=0.25, n_iter_no_change=3,
+        random_state=0,
+    )
+    fitted = rec.fit_transform(P, y)
+    hist = rec.history_
+    assert set(hist) == {"uc", "brier", "validation_uc", "validation_brier"}
+    for values in hist.values():
+        assert values.shape == (rec.n_iter_ + 1,)
+    # the patches kept are those up to the first best held-out Brier score
+    best = int(np.argmin(hist["validation_brier"]))
+    assert len(rec.patches_) == best
+    if rec.stopping_reason_ == "early_stopping":
+        assert rec.n_iter_ == best + 3
+    assert_array_equal(rec.transform(P), fitted)
+    # the held-out rows are 25% of the samples, stratified
+    again = clone(rec).fit(P, y)
+    assert_same_patches(again.patches_, rec.patches_)
+
+
+def test_max_iter_zero_is_the_identity():
+    P, y = overconfident(200, 3, seed=11)
+    rec = UtilityPatchingRecalibrator(max_iter=0).fit(P, y)
+    assert rec.patches_ == [] and rec.stopping_reason_ == "max_iter"
+    out = rec.transform(P)
+    assert_array_equal(out, P)
+    assert out is not P
+
+
+# --- binary input ---------------------------------------------------------------------
+
+
+def test_binary_one_and_two_columns_agree():
+    rng = np.random.RandomState(12)
+    p = rng.uniform(size=800)
+    y = (rng.uniform(size=800) < 0.5 + 0.6 * (p - 0.5)).astype(int)  # over-confident
+    P2 = np.column_stack([1.0 - p, p])
+    rec1 = UtilityPatchingRecalibrator(tol=0.0, max_iter=15).fit(p, y)
+    rec2 = UtilityPatchingRecalibrator(tol=0.0, max_iter=15).fit(P2, y)
+    assert len(rec1.patches_) > 0
+    assert_same_patches(rec1.patches_, rec2.patches_)
+    out1 = rec1.transform(p)
+    assert out1.shape == (800,)
+    assert_array_equal(out1, rec2.transform(P2)[:, 1])
+    assert_array_equal(rec1.predict_proba(p), np.column_stack([1 - out1, out1]))
+    assert rec1.predict_proba(p).shape == (800, 2)
+    assert rec1.n_features_in_ == 1 and rec2.n_features_in_ == 2
+    # either layout is accepted once fitted
+    assert_array_equal(rec1.transform(P2), rec2.transform(P2))
+    assert_array_equal(rec2.transform(p), out1)
+    assert_array_equal(rec1.predict(p), (rec1.predict_proba(p)[:, 1] > 0.5).astype(int))
+
+
+def test_string_labels_and_missing_classes():
+    P, y = overconfident(300, 3, seed=13)
+    labels = np.array(["ant", "bee", "cat"])
+    rec = UtilityPatchingRecalibrator().fit(P, labels[y])
+    assert_array_equal(rec.classes_, labels)
+    assert set(rec.predict(P)) <= set(labels)
+    same = UtilityPatchingRecalibrator().fit(P, y)
+    assert_array_equal(rec.transform(P), same.transform(P))
+    # integer column indices may leave a class out
+    keep = y != 2
+    rec = UtilityPatchingRecalibrator().fit(P[keep], y[keep])
+    assert_array_equal(rec.classes_, [0, 1, 2])
+    with pytest.raises(ValueError, match="y has 2 distinct labels but P has 3"):
+        UtilityPatchingRecalibrator().fit(P[keep], labels[y[keep]])
+
+
+def test_predict_ties_go_to_the_lowest_class():
+    rec = UtilityPatchingRecalibrator(max_iter=0).fit(
+        np.array([[0.5, 0.5], [0.2, 0.8]]), ["b", "a"]
+    )
+    assert_array_equal(rec.predict([[0.5, 0.5], [0.3, 0.7]]), ["a", "b"])
+
+
+# --- sample weights -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("step", ["armijo", "paper"])
+def test_integer_weights_equal_repetition(step):
+    P, y = overconfident(300, 4, seed=14)
+    w = np.random.RandomState(14).randint(0, 4, size=300)
+    repeated = np.repeat(np.arange(300), w)
+    params = dict(step=step, max_iter=25)
+    weighted = UtilityPatchingRecalibrator(**params).fit(P, y, sample_weight=w)
+    plain = UtilityPatchingRecalibrator(**params).fit(P[repeated], y[repeated])
+    assert weighted.tol_ == pytest.approx(plain.tol_)
+    assert len(weighted.patches_) > 0
+    assert_same_patches(weighted.patches_, plain.patches_, rtol=1e-9)
+    assert_allclose(weighted.history_["brier"], plain.history_["brier"], rtol=1e-12)
+    P_new, _ = overconfident(100, 4, seed=15)
+    assert_allclose(weighted.transform(P_new), plain.transform(P_new), atol=1e-12)
+
+
+def test_weights_change_the_fit():
+    P, y = overconfident(300, 3, seed=16)
+    w = np.where(y == 0, 5.0, 1.0)
+    a = UtilityPatchingRecalibrator().fit(P, y)
+    b = UtilityPatchingRecalibrator().fit(P, y, sample_weight=w)
+    assert b.history_["brier"][0] == pytest.approx(_brier(P, y, w))
+    assert not np.allclose(a.transform(P), b.transform(P))
+
+
+# --- inputs are left alone ------------------------------------------------------------
+
+
+def test_inputs_are_not_modified_and_read_only_inputs_work():
+    P, y = overconfident(300, 3, seed=17)
+    w = np.random.RandomState(17).uniform(0.5, 2, size=300)
+    copies = P.copy(), y.copy(), w.copy()
+    for array in (P, y, w):
+        array.setflags(write=False)
+    rec = UtilityPatchingRecalibrator(tol=0.0, max_iter=10).fit(P, y, sample_weight=w)
+    rec.fit_transform(P, y, sample_weight=w)
+    out = rec.transform(P)
+    rec.predict(P)
+    rec.predict_proba(P)
+    assert_array_equal(P, copies[0])
+    assert_array_equal(y, copies[1])
+    assert_array_equal(w, copies[2])
+    assert out.flags.writeable
+    p1 = np.ascontiguousarray(P[:, 1] / P[:, :2].sum(axis=1))
+    p1_copy = p1.copy()
+    UtilityPatchingRecalibrator().fit(p1, (y == 1).astype(int)).transform(p1)
+    assert_array_equal(p1, p1_copy)
+
+
+# --- errors ---------------------------------------------------------------------------
+
+_P3 = np.array([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]])
+_Y3 = np.array([0, 1, 2, 2])
+
+
+@pytest.mark.parametrize(
+    "P, message",
+    [
+        (_P3 * 0.9, "P rows must be probability vectors summing to 1"),
+        (_P3 - 0.25, r"P has values outside \[0, 1\]"),
+        (np.where(_P3 == 0.5, np.nan, _P3), "P contains NaN or infinity"),
+        (_P3[:, :1], "P has 1 column"),
+        (_P3[:, :, None], "P must be of shape"),
+        (np.array([1.2, 0.3, 0.5, 0.1]), r"P has values outside \[0, 1\]"),
+        (np.empty((0, 3)), "0 sample"),
+    ],
+)
+def test_fit_rejects_bad_probabilities(P, message):
+    with pytest.raises(ValueError, match=message):
+        UtilityPatchingRecalibrator().fit(P, _Y3[: len(P)])
+
+
+def test_transform_checks_columns_and_fit():
+    rec = UtilityPatchingRecalibrator()
+    with pytest.raises(NotFittedError):
+        rec.transform(_P3)
+    with pytest.raises(NotFittedError):
+        rec.predict(_P3)
+    rec.fit(_P3, _Y3)
+    with pytest.raises(ValueError, match="P has 4 columns but .* fitted on 3 classes"):
+        rec.transform(np.full((2, 4), 0.25))
+    with pytest.raises(ValueError, match=r"P has a 1-D array \(2 classes\)"):
+        rec.transform([0.5, 0.5])
+    with pytest.raises(ValueError, match="P rows must be probability vectors"):
+        rec.predict_proba([[0.5, 0.5, 0.5]])
+
+
+def test_fit_checks_y_and_weights():
+    with pytest.raises(ValueError, match="P has 4 rows but y has 3"):
+        UtilityPatchingRecalibrator().fit(_P3, _Y3[:3])
+    with pytest.raises(ValueError, match="requires y"):
+        UtilityPatchingRecalibrator().fit(_P3, None)
+    with pytest.raises(ValueError, match="sample_weight has negative values"):
+        UtilityPatchingRecalibrator().fit(_P3, _Y3, sample_weight=[1, -1, 1, 1])
+    with pytest.raises(ValueError, match="sample_weight has 2 elements"):
+        UtilityPatchingRecalibrator().fit(_P3, _Y3, sample_weight=[1, 1])
+    with pytest.raises(ValueError, match="Unknown label type"):
+        UtilityPatchingRecalibrator().fit(_P3, [0.5, 1.5, 0.5, 1.5])
+
+
+@pytest.mark.parametrize(
+    "params, error, message",
+    [
+        ({"max_iter": -1}, ValueError, "max_iter must be a non-negative integer"),
+        ({"max_iter": 2.5}, ValueError, "max_iter must be"),
+        ({"max_iter": True}, ValueError, "max_iter must be"),
+        ({"tol": "big"}, ValueError, "tol must be 'auto' or a non-negative float"),
+        ({"tol": -0.1}, ValueError, "tol must be"),
+        ({"tol": np.nan}, ValueError, "tol must be"),
+        ({"step": "newton"}, ValueError, "step must be one of"),
+        ({"step": 0.0}, ValueError, "step must be one of"),
+        ({"step": np.inf}, ValueError, "step must be one of"),
+        ({"validation_fraction": 1.0}, ValueError, "validation_fraction must be"),
+        ({"validation_fraction": 0}, ValueError, "validation_fraction must be"),
+        ({"n_iter_no_change": 0}, ValueError, "n_iter_no_change must be"),
+        ({"family": "everything"}, ValueError, "family: Unknown utility"),
+        ({"family": "linear"}, ValueError, "family: 'linear' names a continuous"),
+        ({"family": LinearFamily(3)}, TypeError, "family: LinearFamily is a contin"),
+        ({"family": 3}, TypeError, "family: utility must be"),
+        ({"family": TopK(5)}, ValueError, "TopK"),
+    ],
+)
+def test_bad_parameters_are_named(params, error, message):
+    with pytest.raises(error, match=message):
+        UtilityPatchingRecalibrator(**params).fit(_P3, _Y3)
+
+
+def test_validation_fraction_too_large_for_the_data():
+    with pytest.raises(ValueError, match="validation_fraction=0.1 leaves no sample"):
+        UtilityPatchingRecalibrator(validation_fraction=0.1).fit(_P3[:1], [1])
+    with pytest.raises(ValueError, match="validation_fraction=0.9 leaves no sample"):
+        UtilityPatchingRecalibrator(validation_fraction=0.9).fit(_P3, _Y3)
+
+
+# --- families, clone, pickle ----------------------------------------------------------
+
+
+def test_family_objects_and_clone():
+    P, y = overconfident(500, 4, seed=18)
+    families = {
+        "TopK(2)": (TopK(2), {"TopK(k=2)"}),
+        "TopKFamily": (TopKFamily([1, 3]), {"TopK(k=1)", "TopK(k=3)"}),
+        "union": (
+            UtilityFamily(["top-class", ClassWise(1)]),
+            {"TopClass()", "ClassWise(c=1)"},
+        ),
+    }
+    for family, members in families.values():
+        rec = UtilityPatchingRecalibrator(family, tol=0.0, max_iter=5).fit(P, y)
+        assert len(rec.patches_) == 5
+        assert {repr(p.utility) for p in rec.patches_} <= members
+        cloned = clone(rec)
+        assert repr(cloned.family) == repr(family)
+        assert_array_equal(cloned.fit(P, y).transform(P), rec.transform(P))
+
+
+def test_pickle_round_trip():
+    P, y = overconfident(400, 3, seed=19)
+    rec = UtilityPatchingRecalibrator(tol=0.0, max_iter=10).fit(P, y)
+    again = pickle.loads(pickle.dumps(rec))
+    assert_same_patches(again.patches_, rec.patches_)
+    assert_array_equal(again.transform(P), rec.transform(P))
+    clf = RecalibratedClassifier(GaussianNB(), cv=3).fit(*_classification(3, 300))
+    X, _ = _classification(3, 300)
+    assert_array_equal(
+        pickle.loads(pickle.dumps(clf)).predict_proba(X), clf.predict_proba(X)
+    )
+
+
+# --- RecalibratedClassifier -----------------------------------------------------------
+
+
+def _classification(n_classes, n, seed=0):
+    return make_classification(
+        n_samples=n,
+        n_features=8,
+        n_informative=5,
+        n_classes=n_classes,
+        n_clusters_per_class=1,
+        random_state=seed,
+    )
+
+
+class RecordingRecalibrator(BaseEstimator):
+    """Records what it is fitted on; predicts the probabilities unchanged."""
+
+    def fit(self, P, y, sample_weight=None):
+        self.P_ = np.array(P, copy=True)
+        self.y_ = np.array(y, copy=True)
+        self.sample_weight_ = None if sample_weight is None else np.array(sample_weight)
+        return self
+
+    def predict_proba(self, P):
+        return np.asarray(P, dtype=float)
+
+
+_FIT_LOG = []
+
+
+class RecordingLogisticRegression(LogisticRegression):
+    """Records the sample weights of every fit in _FIT_LOG (clones included)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def fit(self, X, y, sample_weight=None):
+        _FIT_LOG.append(None if sample_weight is None else np.array(sample_weight))
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+def test_classifier_matches_manual_composition():
+    X, y = _classification(4, 600)
+    X_new, _ = _classification(4, 200, seed=1)
+    cv = KFold(4, shuffle=True, random_state=0)
+    clf = RecalibratedClassifier(GaussianNB(), cv=cv).fit(X, y)
+    held_out = cross_val_predict(GaussianNB(), X, y, cv=cv, method="predict_proba")
+    rec = UtilityPatchingRecalibrator().fit(held_out, y)
+    assert len(rec.patches_) > 0
+    base = GaussianNB().fit(X, y)
+    assert_array_equal(
+        clf.predict_proba(X_new), rec.predict_proba(base.predict_proba(X_new))
+    )
+    assert_array_equal(clf.predict(X_new), np.argmax(clf.predict_proba(X_new), axis=1))
+    assert_same_patches(clf.recalibrator_.patches_, rec.patches_)
+    assert clf.n_features_in_ == 8
+
+
+def test_prefit_and_frozen_estimator():
+    X, y = _classification(3, 900)
+    base = GaussianNB().fit(X[:300], y[:300])
+    expected = UtilityPatchingRecalibrator().fit(base.predict_proba(X[300:]), y[300:])
+    prefit = RecalibratedClassifier(base, cv="prefit").fit(X[300:], y[300:])
+    frozen = RecalibratedClassifier(FrozenEstimator(base)).fit(X[300:], y[300:])
+    assert prefit.estimator_ is base
+    for clf in (prefit, frozen):
+        assert_same_patches(clf.recalibrator_.patches_, expected.patches_)
+        assert_array_equal(
+            clf.predict_proba(X[:300]),
+            expected.predict_proba(base.predict_proba(X[:300])),
+        )
+    with pytest.raises(NotFittedError, match="cv='prefit'"):
+        RecalibratedClassifier(GaussianNB(), cv="prefit").fit(X, y)
+    with pytest.raises(ValueError, match="does not know"):
+        RecalibratedClassifier(FrozenEstimator(base)).fit(X[:5], np.full(5, 7))
+    with pytest.raises(ValueError, match="cv must be"):
+        RecalibratedClassifier(base, cv="frozen").fit(X, y)
+
+
+def test_prefit_calibration_data_missing_a_class():
+    X, y = _classification(3, 900)
+    base = GaussianNB().fit(X[:300], y[:300])
+    keep = y[300:] != 1
+    clf = RecalibratedClassifier(base, RecordingRecalibrator(), cv="prefit")
+    clf.fit(X[300:][keep], y[300:][keep])
+    assert_array_equal(clf.classes_, [0, 1, 2])
+    assert clf.recalibrator_.P_.shape[1] == 3
+    assert set(clf.recalibrator_.y_) == {0, 2}
+
+
+def test_string_labels():
+    X, y = _classification(3, 600)
+    names = np.array(["setosa", "versicolor", "virginica"])
+    clf = RecalibratedClassifier(GaussianNB(), cv=3).fit(X, names[y])
+    assert_array_equal(clf.classes_, names)
+    assert set(clf.predict(X)) <= set(names)
+    numeric = RecalibratedClassifier(GaussianNB(), cv=3).fit(X, y)
+    assert_array_equal(clf.predict_proba(X), numeric.predict_proba(X))
+    assert_array_equal(clf.predict(X), names[numeric.predict(X)])
+    # the recalibrator sees column indices, not labels
+    recorded = RecalibratedClassifier(GaussianNB(), RecordingRecalibrator(), cv=3)
+    assert_array_equal(recorded.fit(X, names[y]).recalibrator_.y_, y)
+
+
+def test_custom_recalibrator_and_ties():
+    X, y = _classification(2, 400)
+    base = LogisticRegression().fit(X, y)
+    clf = RecalibratedClassifier(base, RecordingRecalibrator(), cv="prefit").fit(X, y)
+    assert_array_equal(clf.predict_proba(X), base.predict_proba(X))
+    assert_array_equal(clf.recalibrator_.P_, base.predict_proba(X))
+
+    class Constant(BaseEstimator):
+        def fit(self, P, y):
+            return self
+
+        def predict_proba(self, P):
+            return np.full((len(P), 2), 0.5)
+
+    base10 = LogisticRegression().fit(X, y + 10)
+    tied = RecalibratedClassifier(base10, Constant(), cv="prefit").fit(X, y + 10)
+    assert_array_equal(tied.predict(X[:3]), [10, 10, 10])
+    with pytest.raises(TypeError, match="recalibrator must have"):
+        RecalibratedClassifier(base, object(), cv="prefit").fit(X, y)
+
+
+def test_folds_missing_a_class_are_mapped_to_classes_order():
+    X, y = _classification(3, 300)
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]  # 100 rows of each class, in order
+    # fold 1 trains on classes 0 and 1 only and predicts rows of class 2
+    folds = [
+        (np.arange(0, 200), np.arange(200, 300)),
+        (np.arange(100, 300), np.arange(0, 100)),
+        (np.r_[0:100, 200:300], np.arange(100, 200)),
+    ]
+    clf = RecalibratedClassifier(
+        LogisticRegression(), RecordingRecalibrator(), cv=folds
+    )
+    with pytest.warns(RuntimeWarning, match="Number of classes in training fold"):
+        clf.fit(X, y)
+    P = clf.recalibrator_.P_
+    expected = np.zeros((100, 3))
+    expected[:, :2] = LogisticRegression().fit(X[:200], y[:200]).predict_proba(X[200:])
+    assert_allclose(P[200:], expected)
+    expected = np.zeros((100, 3))
+    expected[:, 1:] = LogisticRegression().fit(X[100:], y[100:]).predict_proba(X[:100])
+    assert_allclose(P[:100], expected)
+
+
+def test_sample_weight_is_routed():
+    X, y = _classification(3, 300)
+    w = np.random.RandomState(0).randint(1, 4, size=300).astype(float)
+    _FIT_LOG.clear()
+    log = _FIT_LOG
+    cv = KFold(3)
+    clf = RecalibratedClassifier(
+        RecordingLogisticRegression(), RecordingRecalibrator(), cv=cv
+    ).fit(X, y, sample_weight=w)
+    assert len(log) == 4  # three folds and the final fit
+    for (train, _), fold_weights in zip(cv.split(X), log[:3]):
+        assert_array_equal(fold_weights, w[train])
+    assert_array_equal(log[3], w)
+    assert_array_equal(clf.recalibrator_.sample_weight_, w)
+    # a base estimator without sample_weight: a warning, the recalibrator still
+    # gets the weights
+    with pytest.warns(UserWarning, match="does not accept sample_weight"):
+        clf = RecalibratedClassifier(
+            KNeighborsClassifier(), RecordingRecalibrator(), cv=3
+        ).fit(X, y, sample_weight=w)
+    assert_array_equal(clf.recalibrator_.sample_weight_, w)
+
+    class NoWeights(RecordingRecalibrator):
+        def fit(self, P, y):
+            return super().fit(P, y)
+
+    with pytest.warns(UserWarning, match="fitted without weights"):
+        RecalibratedClassifier(LogisticRegression(), NoWeights(), cv=3).fit(
+            X, y, sample_weight=w
+        )
+
+
+def test_integer_weights_equal_repetition_for_the_classifier():
+    X, y = _classification(3, 300)
+    base = GaussianNB().fit(X[:100], y[:100])
+    w = np.random.RandomState(1).randint(0, 3, size=200)
+    rows = np.repeat(np.arange(200), w)
+    weighted = RecalibratedClassifier(base, cv="prefit").fit(X[100:], y[100:], w)
+    plain = RecalibratedClassifier(base, cv="prefit").fit(X[100:][rows], y[100:][rows])
+    assert_allclose(
+        weighted.predict_proba(X[:100]), plain.predict_proba(X[:100]), atol=1e-12
+    )
+
+
+def test_pipeline_and_grid_search():
+    X, y = _classification(3, 600)
+    pipe = Pipeline(
+        [
+            ("scale", StandardScaler()),
+            (
+                "clf",
+                RecalibratedClassifier(
+                    GaussianNB(), UtilityPatchingRecalibrator(tol=0.0), cv=3
+                ),
+            ),
+        ]
+    )
+    search = GridSearchCV(
+        pipe,
+        {"clf__recalibrator__max_iter": [0, 3, 10]},
+        cv=StratifiedKFold(3),
+        scoring="neg_brier_score",
+    ).fit(X, y)
+    assert search.best_params_["clf__recalibrator__max_iter"] in (0, 3, 10)
+    assert search.predict_proba(X).shape == (600, 3)
+    fitted = search.best_estimator_.named_steps["clf"]
+    assert len(fitted.recalibrator_.patches_) <= fitted.recalibrator.max_iter
+    # max_iter=0 is the base estimator's probabilities exactly
+    identity = clone(pipe).set_params(clf__recalibrator__max_iter=0).fit(X, y)
+    Xs = StandardScaler().fit_transform(X)
+    assert_allclose(
+        identity.predict_proba(X), GaussianNB().fit(Xs, y).predict_proba(Xs)
+    )
+    # tuned directly too
+    direct = GridSearchCV(
+        RecalibratedClassifier(GaussianNB(), UtilityPatchingRecalibrator()),
+        {"recalibrator__family": ["top-class", "comb"], "cv": [3]},
+        cv=3,
+    ).fit(X, y)
+    assert direct.best_params_["recalibrator__family"] in ("top-class", "comb")
+
+
+def test_classifier_recalibrates_gaussian_nb():
+    X, y = _classification(5, 6000, seed=2)
+    X_test, y_test = X[4000:], y[4000:]
+    clf = RecalibratedClassifier(GaussianNB()).fit(X[:4000], y[:4000])
+    base = clf.estimator_.predict_proba(X_test)
+    before = utility_calibration_error(y_test, base, "comb")
+    after = utility_calibration_error(y_test, clf.predict_proba(X_test), "comb")
+    assert after < 0.6 * before
+    assert _brier(clf.predict_proba(X_test), y_test) < _brier(base, y_test)
+
+
+def test_classifier_errors():
+    X, y = _classification(3, 60)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        RecalibratedClassifier().fit(X, np.linspace(0, 1, 60))
+    with pytest.raises(NotFittedError):
+        RecalibratedClassifier().predict(X)
+    with pytest.raises(ValueError, match="sample_weight has negative"):
+        RecalibratedClassifier().fit(X, y, sample_weight=-np.ones(60))
+
+
+# --- scikit-learn conventions ---------------------------------------------------------
+
+_NOT_PROBABILITIES = (
+    "UtilityPatchingRecalibrator fits and transforms probability vectors (rows "
+    "in [0, 1] summing to 1); the check feeds arbitrary features. The same "
+    "properties (fit returns self, idempotence, pickling, subset and order "
+    "invariance, no mutation, sample weights) are tested on probabilities above."
+)
+_ZERO_WEIGHTS = (
+    "skcal's shared check_sample_weight rejects all-zero weights with "
+    "'sample_weight must have a positive sum', a wording this check does not match."
+)
+_RECALIBRATOR_FAILED_CHECKS = [
+    "check_all_zero_sample_weights_error",
+    "check_dict_unchanged",
+    "check_dont_overwrite_parameters",
+    "check_dtype_object",
+    "check_estimators_dtypes",
+    "check_estimators_fit_returns_self",
+    "check_estimators_nan_inf",
+    "check_estimators_overwrite_params",
+    "check_estimators_pickle",
+    "check_f_contiguous_array_estimator",
+    "check_fit2d_1feature",
+    "check_fit2d_1sample",
+    "check_fit2d_predict1d",
+    "check_fit_check_is_fitted",
+    "check_fit_idempotent",
+    "check_fit_score_takes_y",
+    "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance",
+    "check_n_features_in",
+    "check_n_features_in_after_fitting",
+    "check_pipeline_consistency",
+    "check_positive_only_tag_during_fit",
+    "check_readonly_memmap_input",
+    "check_sample_weight_equivalence_on_dense_data",
+    "check_sample_weights_list",
+    "check_sample_weights_not_an_array",
+    "check_sample_weights_not_overwritten",
+    "check_sample_weights_shape",
+    "check_transformer_data_not_an_array",
+    "check_transformer_general",
+    "check_transformer_n_iter",
+    "check_transformer_preserve_dtypes",
+]
+
+
+def expected_failed_checks(estimator):
+    if isinstance(estimator, UtilityPatchingRecalibrator):
+        failed = dict.fromkeys(_RECALIBRATOR_FAILED_CHECKS, _NOT_PROBABILITIES)
+        failed["check_all_zero_sample_weights_error"] = _ZERO_WEIGHTS
+        return failed
+    return {"check_all_zero_sample_weights_error": _ZERO_WEIGHTS}
+
+
+@parametrize_with_checks(
+    [
+        UtilityPatchingRecalibrator(),
+        RecalibratedClassifier(cv=3),
+        RecalibratedClassifier(
+            GaussianNB(), UtilityPatchingRecalibrator("top-class"), cv=3
+        ),
+    ],
+    expected_failed_checks=expected_failed_checks,
+)
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        check(estimator)
