@@ -129,25 +129,26 @@ def uniform_bin_sums(
 
     The bin is k = floor(B p). Only when B p is within rounding of an
     integer can comparing p with the stored doubles k / B (as a loop over
-    the bins would) disagree with it; those rows are checked against edges.
+    the bins would) disagree with it; those rows, where floor(B p -+ tol)
+    differ, are checked against edges (two truncations and one integer
+    comparison per row: cheaper than forming the fraction B p - k).
     A bin's two sums share one 16-byte row, so a sample touches one cache
     line with two additions.
     """
     cdef Py_ssize_t n = p.shape[0]
     cdef Py_ssize_t B = sums.shape[0]
-    cdef Py_ssize_t i, k
-    cdef double v, x, f, wi, dB = <double>B
+    cdef Py_ssize_t i, k, k_up
+    cdef double v, x, wi, dB = <double>B
     # B p and the edges are exact to a few units of B * 2**-53; far wider margin
     cdef double tol = dB * 1e-12
     with nogil:
         for i in range(n):
             v = p[i]
             x = dB * v
-            k = <Py_ssize_t>x
-            f = x - k
-            if f < tol or f > 1.0 - tol:
-                if k > B - 1:
-                    k = B - 1
+            k = <Py_ssize_t>(x - tol)   # x - tol > -1: truncation is floor
+            k_up = <Py_ssize_t>(x + tol)
+            if k != k_up or k > B - 1:
+                k = k_up if k_up < B - 1 else B - 1
                 if k > 0 and v < edges[k]:
                     k -= 1
                 elif k < B - 1 and v >= edges[k + 1]:
