@@ -57,7 +57,9 @@ def check_sample_weight(sample_weight, n_samples):
     if np.any(w < 0):
         raise ValueError("sample_weight has negative values.")
     if not w.sum() > 0:
-        raise ValueError("sample_weight must have a positive sum.")
+        raise ValueError(
+            "sample_weight must have a positive sum; all weights are zero."
+        )
     return w
 
 

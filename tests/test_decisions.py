@@ -797,10 +797,6 @@ _NOT_PROBABILITIES = (
     "or two columns summing to 1); the check feeds arbitrary features. The "
     "same property is tested on probabilities in test_rounding_* above."
 )
-_ZERO_WEIGHTS = (
-    "skcal's shared check_sample_weight rejects all-zero weights with "
-    "'sample_weight must have a positive sum', a wording this check does not match."
-)
 _ROUNDED_PREDICT = (
     "predict returns the best response to the rounded probability, which near "
     "the decision threshold can differ from the argmax of predict_proba."
@@ -841,10 +837,8 @@ _ROUNDING_FAILED_CHECKS = [
 
 def expected_failed_checks(estimator):
     if isinstance(estimator, SCDLRounding):
-        failed = dict.fromkeys(_ROUNDING_FAILED_CHECKS, _NOT_PROBABILITIES)
-        failed["check_all_zero_sample_weights_error"] = _ZERO_WEIGHTS
-        return failed
-    failed = {"check_all_zero_sample_weights_error": _ZERO_WEIGHTS}
+        return dict.fromkeys(_ROUNDING_FAILED_CHECKS, _NOT_PROBABILITIES)
+    failed = {}
     if estimator.rounding == "floor":
         # The randomized instance draws with random_state=0 and happens to pass.
         failed["check_classifiers_train"] = _ROUNDED_PREDICT
