@@ -101,7 +101,14 @@ def _extremes(x):
 
 
 def _check_y_true(y_true):
-    y = column_or_1d(np.asarray(y_true), warn=False)
+    if (
+        type(y_true) is np.ndarray
+        and y_true.ndim == 1
+        and y_true.dtype.kind in "biuf"
+    ):
+        y = y_true  # what column_or_1d returns, without its dispatch overhead
+    else:
+        y = column_or_1d(np.asarray(y_true), warn=False)
     if y.shape[0] == 0:
         raise ValueError("y_true is empty: calibration needs at least one sample.")
     if y.dtype.kind == "f":
@@ -181,20 +188,26 @@ def check_binary_calibration_input(
             f"multiclass must be one of {_MULTICLASS_OPTIONS}, got {multiclass!r}."
         )
     y = _check_y_true(y_true)
-    P = check_array(
-        y_prob,
-        ensure_2d=False,
-        dtype=np.float64,
-        ensure_all_finite=False,
-        input_name="y_prob",
-    )
+    if type(y_prob) is np.ndarray and y_prob.dtype == np.float64 and y_prob.size:
+        # check_array would return it unchanged (finiteness is checked below);
+        # its dataframe and sparse dispatch costs a fifth of a one-pass measure
+        P = y_prob
+    else:
+        P = check_array(
+            y_prob,
+            ensure_2d=False,
+            dtype=np.float64,
+            ensure_all_finite=False,
+            input_name="y_prob",
+        )
     # A read-only view: the caller's array is never copied needlessly, and a
     # kernel or wrapper that tried to write into it would fail loudly.
     P = P.view()
     P.flags.writeable = False
     if P.ndim not in (1, 2):
         raise ValueError(
-            f"y_prob must be of shape (n_samples,) or (n_samples, n_classes), "
+            f"y_prob must be 1- or 2-dimensional, of shape (n_samples,) or "
+            f"(n_samples, n_classes), "
             f"got shape {P.shape}."
         )
     if P.ndim == 2 and P.shape[1] == 1:
