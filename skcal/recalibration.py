@@ -509,15 +509,17 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
             )
         if array.shape[0] == 0:
             raise ValueError(f"{name} is empty: at least one sample is needed.")
-        _check_probability_matrix(array, name=name)
-        if one_d:
-            array = np.column_stack([1.0 - array, array])
-        if n_columns is not None and array.shape[1] != n_columns:
-            what = "a 1-D array (2 classes)" if one_d else f"{array.shape[1]} columns"
+        n_found = 2 if one_d else array.shape[1]
+        if n_columns is not None and n_found != n_columns:
+            # before the row sums: a wrong column count is the likelier mistake
+            what = "a 1-D array (2 classes)" if one_d else f"{n_found} columns"
             raise ValueError(
                 f"{name} has {what} but {type(self).__name__} was fitted on "
                 f"{n_columns} classes."
             )
+        _check_probability_matrix(array, name=name)
+        if one_d:
+            array = np.column_stack([1.0 - array, array])
         return np.ascontiguousarray(array), one_d
 
     def _encode_y(self, y, n_columns):

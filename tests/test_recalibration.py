@@ -909,3 +909,13 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         check(estimator)
+
+
+def test_transform_reports_column_count_before_row_sums():
+    rng = np.random.default_rng(5)
+    P = rng.dirichlet(np.ones(5), 200)
+    y = rng.integers(0, 5, 200)
+    rec = UtilityPatchingRecalibrator().fit(P, y)
+    # dropping a column also breaks the row sums; the column count is the news
+    with pytest.raises(ValueError, match="has 4 columns but .* fitted on 5 classes"):
+        rec.transform(P[:, :4])
