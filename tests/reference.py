@@ -49,15 +49,20 @@ def smce_linprog(y, p, w):
         A[2 * i, [i, i + 1]] = [-1.0, 1.0]
         A[2 * i + 1, [i, i + 1]] = [1.0, -1.0]
     gap = np.repeat(np.diff(ps), 2)
+    # HiGHS's tolerances are absolute (about 1e-7): scale the objective to
+    # unit size so residuals that small are not lost in them
+    scale = np.abs(b).max()
+    if scale == 0:
+        return 0.0
     res = linprog(
-        -b,
+        -b / scale,
         A_ub=A if n > 1 else None,
         b_ub=gap if n > 1 else None,
         bounds=[(-1.0, 1.0)] * n,
         method="highs",
     )
     assert res.status == 0, res.message
-    return -res.fun
+    return -res.fun * scale
 
 
 # --- soft-binned calibration decision loss (SCDL) and binned ECE ---------------
@@ -192,11 +197,19 @@ def cdl_dense_lp(y, p, w):
                 row[2 * i] -= 1 - t
                 row[2 * i + 1] -= t
                 rows.append(row)
+    # unit-size objective: HiGHS's tolerances are absolute (about 1e-7)
+    scale = np.abs(c).max()
+    if scale == 0:
+        return 0.0
     res = linprog(
-        -c, A_ub=np.array(rows), b_ub=np.zeros(len(rows)), bounds=(0, 1), method="highs"
+        -c / scale,
+        A_ub=np.array(rows),
+        b_ub=np.zeros(len(rows)),
+        bounds=(0, 1),
+        method="highs",
     )
     assert res.status == 0, res.message
-    return -res.fun
+    return -res.fun * scale
 
 
 def cfdl_bruteforce(y, p, w):
