@@ -118,8 +118,16 @@ def _check_y_true(y_true):
     return y
 
 
+# The bits of 1.0: as unsigned integers, the doubles in [+0, 1] are exactly
+# those at most this (negative ones have the sign bit, NaN the full exponent).
+_ONE_BITS = np.float64(1.0).view(np.uint64)
+
+
 def _check_probability_matrix(P, name="y_prob"):
-    lo, hi, nan = _extremes(P)
+    if P.dtype == np.float64 and P.size and P.view(np.uint64).max() <= _ONE_BITS:
+        lo, hi, nan = 0.0, 1.0, False  # one integer pass settles the common case
+    else:
+        lo, hi, nan = _extremes(P)
     if nan or not (lo >= 0 and hi <= 1):
         if nan or np.isinf(lo) or np.isinf(hi):
             raise ValueError(f"{name} contains NaN or infinity.")
@@ -173,13 +181,14 @@ def check_binary_calibration_input(
         default the sorted distinct values of ``y_true`` when there are ``K``
         of them, else ``0, ..., K-1``.
     compact : bool, default=False
-        Return ``y`` as uint8 and, when ``sample_weight`` is None, ``w`` as
+        Return ``y`` as uint8 (or, for int64 labels already in {0, 1}, as a
+        read-only view of them) and, when ``sample_weight`` is None, ``w`` as
         a read-only stride-0 array of ones: no O(n) allocation for the
         one-pass kernels, whose whole cost is comparable to it.
 
     Returns
     -------
-    y : ndarray of shape (n_samples,), float64 (uint8 if compact) in {0, 1}
+    y : ndarray of shape (n_samples,), float64 (uint8 or int64 if compact) in {0, 1}
     p : ndarray of shape (n_samples,), float64 in [0, 1]
     w : ndarray of shape (n_samples,), float64, non-negative, positive sum
     """
@@ -242,6 +251,11 @@ def check_binary_calibration_input(
         correct = (y_index == pred).astype(label_dtype)
         return correct, conf, w
 
+    zero_one = _zero_one_labels(y, pos_label, label_dtype)
+    if zero_one is not None:
+        classes, y_bin = zero_one
+        p = P if P.ndim == 1 else P[:, _positive_column(classes, 1, labels)]
+        return y_bin, _read_only(np.ascontiguousarray(p, dtype=np.float64)), w
     classes = _binary_classes(y)
     if classes.shape[0] > 2:
         raise ValueError(
@@ -257,6 +271,34 @@ def check_binary_calibration_input(
     else:
         p = P[:, _positive_column(classes, pos_label, labels)]
     return y_bin, _read_only(np.ascontiguousarray(p, dtype=np.float64)), w
+
+
+def _zero_one_labels(y, pos_label, label_dtype):
+    """``(classes, y == 1)`` for labels in {0, 1} with positive class 1, else None.
+
+    The common case in two passes instead of four: the OR of all labels is
+    at most 1 exactly when every label is 0 or 1 (a negative one sets the
+    sign bit, any other sets a higher bit), and converting them is ``y == 1``.
+    """
+    if y.dtype.kind not in "biu" or not (
+        pos_label is None
+        or (isinstance(pos_label, (numbers.Real, np.bool_)) and pos_label == 1)
+    ):
+        return None
+    bits = np.bitwise_or.reduce(y.view(np.uint8) if y.dtype.kind == "b" else y)
+    if not 0 <= bits <= 1:
+        return None
+    if label_dtype is np.float64:
+        y_bin = y.astype(np.float64)
+    elif y.dtype == np.int64 and y.flags.c_contiguous:
+        y_bin = _read_only(y)  # the kernels read 0/1 int64 labels as they are
+    elif y.dtype.kind == "b" and y.flags.c_contiguous:
+        y_bin = _read_only(y.view(np.uint8))
+    else:
+        y_bin = y.astype(np.uint8)  # a new, contiguous array
+    n_pos = np.count_nonzero(y_bin)
+    present = [c for c, seen in ((0, n_pos < y.shape[0]), (1, n_pos > 0)) if seen]
+    return np.array(present, dtype=y.dtype), y_bin
 
 
 def _read_only(a):

@@ -155,9 +155,23 @@ def test_compact_form_matches_float_form(y_true, sample_weight):
     y, pp, w = check(y_true, p, sample_weight, pos_label=pos_label)
     yc, pc, wc = check(y_true, p, sample_weight, pos_label=pos_label, compact=True)
     assert np.array_equal(y, np.asarray(y_true) == (pos_label or True))
-    assert yc.dtype == np.uint8 and y.dtype == np.float64
+    assert yc.dtype in (np.uint8, np.int64) and y.dtype == np.float64
     np.testing.assert_array_equal(yc, y)
     np.testing.assert_array_equal(pc, pp)
     np.testing.assert_array_equal(wc, w)
     if sample_weight is None:
         assert wc.strides == (0,) and not wc.flags.writeable
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, bool])
+@pytest.mark.parametrize("step", [1, 2])
+def test_compact_labels_are_contiguous_and_unchanged(dtype, step):
+    y = np.array([0, 1, 1, 0, 1, 0, 0, 1], dtype=dtype)[::step]
+    p = np.linspace(0.1, 0.9, y.shape[0])
+    before = y.copy()
+    yc, _, _ = check(y, p, compact=True)
+    assert yc.flags.c_contiguous
+    if np.shares_memory(yc, y):  # a view of the caller's labels must be read-only
+        assert not yc.flags.writeable
+    np.testing.assert_array_equal(yc, before.astype(int))
+    np.testing.assert_array_equal(y, before)

@@ -1,16 +1,22 @@
 # One-pass binning kernels: triangular soft bins and the SCDL_m scan of
 # Bairaktari et al. (paper 000), and hard uniform bins for binned ECE.
 # Callers validate; every output is allocated (and, where said, zeroed) by
-# the Python side. Outcomes come as bytes and weights may have stride 0
+# the Python side. Outcomes come as bytes (or int64 0/1) and weights may have stride 0
 # (unit weights, np.broadcast_to(1.0, n)): the one-pass measures then cost
 # no O(n) conversion or allocation besides the pass itself.
 
 from libc.math cimport ceil, floor
 
+# Outcomes in {0, 1}, as bytes or as the caller's own int64 labels (already
+# checked to be 0 or 1): reading int64 directly is cheaper than converting.
+ctypedef fused outcome_t:
+    unsigned char
+    long long
+
 
 def soft_bin(
     const double[::1] p,                # IN  predictions in [0, 1]
-    const unsigned char[::1] y,         # IN  outcomes in {0, 1}
+    const outcome_t[::1] y,             # IN  outcomes in {0, 1}
     const double[:] w,                  # IN  non-negative weights (stride 0: unit)
     double[:, ::1] bins,                # OUT (m + 1, 2) zeroed: per grid point j,
                                         #     sum w_i w_j(p_i) and sum w_i y_i w_j(p_i)
@@ -33,7 +39,7 @@ def soft_bin(
                 j = m - 1
             f = x - j
             wi = w[i]
-            wy = wi * y[i]              # arithmetic, not a branch: y is random
+            wy = wi * <double>y[i]      # arithmetic, not a branch: y is random
             bins[j, 0] += wi * (1.0 - f)
             bins[j, 1] += wy * (1.0 - f)
             bins[j + 1, 0] += wi * f
@@ -119,7 +125,7 @@ def scdl_level(
 
 def uniform_bin_sums(
     const double[::1] p,                # IN  predictions in [0, 1]
-    const unsigned char[::1] y,         # IN  outcomes in {0, 1}
+    const outcome_t[::1] y,             # IN  outcomes in {0, 1}
     const double[:] w,                  # IN  non-negative weights (stride 0: unit)
     const double[::1] edges,            # IN  (B + 1,) edges k / B as doubles
     double[:, ::1] sums,                # OUT (B, 2) zeroed: per bin, sum of w
@@ -155,4 +161,4 @@ def uniform_bin_sums(
                     k += 1
             wi = w[i]
             sums[k, 0] += wi
-            sums[k, 1] += wi * (y[i] - v)
+            sums[k, 1] += wi * (<double>y[i] - v)

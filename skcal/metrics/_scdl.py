@@ -180,8 +180,11 @@ def _dense_levels(n):
 def _dense_bins(y, p, w, m):
     """Soft-bin sums (pi_j, pi_j q_j) at level m, in weight units, one pass."""
     bins = np.zeros((m + 1, 2))
-    # outcomes as bytes (a no-op for check_binary_calibration_input(compact=True))
-    soft_bin(p, np.ascontiguousarray(y, dtype=np.uint8), w, bins)
+    # outcomes as bytes or int64 0/1, as check_binary_calibration_input(compact=True)
+    # returns them; anything else (e.g. float 0/1 from a test) is converted
+    if y.dtype not in (np.uint8, np.int64) or not y.flags.c_contiguous:
+        y = np.ascontiguousarray(y, dtype=np.uint8)
+    soft_bin(p, y, w, bins)
     return bins
 
 
