@@ -14,14 +14,31 @@ from sklearn.utils import check_array, check_consistent_length, column_or_1d
 
 __all__ = [
     "check_binary_calibration_input",
+    "check_probability_matrix",
+    "row_sum_tolerance",
+    "unique_labels",
     "check_sample_weight",
     "resolve_pos_label",
 ]
 
 _MULTICLASS_OPTIONS = ("top-label", "raise")
 
-# Rows of a (n, 2) or (n, K) probability matrix must sum to one within this.
+# Rows of a (n, 2) or (n, K) probability matrix must sum to one within this,
+# or within the rounding of the caller's dtype when that is coarser.
 _ROW_SUM_ATOL = 1e-6
+
+
+def row_sum_tolerance(dtype, n_columns):
+    """How far from 1 a row of ``n_columns`` probabilities of ``dtype`` may sum.
+
+    ``1e-6`` for float64 and float32 output; for a coarser float (float16
+    ``predict_proba``) the rounding of each entry, ``eps / 2``, adds up over
+    the row, so the bound is ``n_columns * eps`` of that dtype.
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        return _ROW_SUM_ATOL
+    return max(_ROW_SUM_ATOL, n_columns * float(np.finfo(dtype).eps))
 
 
 def check_sample_weight(sample_weight, n_samples):
@@ -56,10 +73,17 @@ def check_sample_weight(sample_weight, n_samples):
         raise ValueError("sample_weight contains NaN or infinity.")
     if np.any(w < 0):
         raise ValueError("sample_weight has negative values.")
-    if not w.sum() > 0:
+    with np.errstate(over="ignore"):
+        total = w.sum()
+    if not total > 0:
         raise ValueError(
             "sample_weight must have a positive sum; all weights are zero."
         )
+    if not np.isfinite(total):
+        # Every measure depends on the weights only through w / sum(w): scale
+        # them by a power of two (exact for every weight that stays normal)
+        # so that sums cannot overflow, instead of dividing by an infinite total.
+        w = np.ldexp(w, -int(np.frexp(w.max())[1]))
     return w
 
 
@@ -68,10 +92,20 @@ def resolve_pos_label(classes, pos_label):
 
     Follows ``sklearn.metrics``: without ``pos_label``, label sets inside
     {0, 1} or {-1, 1} take ``1``; any other label set needs ``pos_label``.
-    A ``pos_label`` that is not among the observed classes is allowed (all
-    outcomes are then negative) only when it is given explicitly.
+    With two observed classes ``pos_label`` must be one of them (anything
+    else would silently make every outcome negative). With a single observed
+    class a ``pos_label`` other than it is legitimate when given explicitly:
+    every outcome is then negative.
     """
     classes = np.asarray(classes)
+    if pos_label is not None:
+        if classes.shape[0] == 2 and not np.any(_equal_labels(classes, pos_label)):
+            raise ValueError(
+                f"pos_label={pos_label!r} is not one of the labels in y_true "
+                f"({', '.join(map(repr, classes.tolist()))}); set pos_label to "
+                "one of them."
+            )
+        return pos_label
     if pos_label is None:
         if classes.dtype.kind in "OUS":
             raise ValueError(
@@ -86,7 +120,19 @@ def resolve_pos_label(classes, pos_label):
                 "and pos_label is not specified: set pos_label to the positive class."
             )
         return 1
-    return pos_label
+
+
+def _equal_labels(classes, label):
+    """``classes == label`` for a few classes, False across kinds of label.
+
+    A string never equals a number here (``'1'`` is not the integer label
+    ``1``), whatever numpy's elementwise comparison of the two would do.
+    """
+    is_str = isinstance(label, str)
+    return np.array(
+        [isinstance(c, str) == is_str and bool(c == label) for c in classes.tolist()],
+        dtype=bool,
+    )
 
 
 def _extremes(x):
@@ -123,7 +169,12 @@ def _check_y_true(y_true):
 _ONE_BITS = np.float64(1.0).view(np.uint64)
 
 
-def _check_probability_matrix(P, name="y_prob"):
+def check_probability_matrix(P, name="y_prob", input_dtype=None):
+    """Entries finite and in [0, 1]; rows of a 2-D ``P`` sum to 1.
+
+    ``input_dtype`` is the dtype the caller passed (before conversion to
+    float64): it sets the row-sum tolerance (:func:`row_sum_tolerance`).
+    """
     if P.dtype == np.float64 and P.size and P.view(np.uint64).max() <= _ONE_BITS:
         lo, hi, nan = 0.0, 1.0, False  # one integer pass settles the common case
     else:
@@ -133,14 +184,21 @@ def _check_probability_matrix(P, name="y_prob"):
             raise ValueError(f"{name} contains NaN or infinity.")
         raise ValueError(f"{name} has values outside [0, 1].")
     if P.ndim == 2:
+        atol = row_sum_tolerance(
+            P.dtype if input_dtype is None else input_dtype, P.shape[1]
+        )
         sums = P.sum(axis=1)
-        bad = np.abs(sums - 1.0) > _ROW_SUM_ATOL
+        bad = np.abs(sums - 1.0) > atol
         if np.any(bad):
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
                 f"{name} rows must be probability vectors summing to 1 "
-                f"(within {_ROW_SUM_ATOL:g}); row {i} sums to {float(sums[i])!r}."
+                f"(within {atol:g}); row {i} sums to {float(sums[i])!r}."
             )
+
+
+# The name other modules used before; kept while they move to the plain one.
+_check_probability_matrix = check_probability_matrix
 
 
 def top_label(P):
@@ -197,6 +255,7 @@ def check_binary_calibration_input(
             f"multiclass must be one of {_MULTICLASS_OPTIONS}, got {multiclass!r}."
         )
     y = _check_y_true(y_true)
+    input_dtype = getattr(y_prob, "dtype", None)
     if type(y_prob) is np.ndarray and y_prob.dtype == np.float64 and y_prob.size:
         # check_array would return it unchanged (finiteness is checked below);
         # its dataframe and sparse dispatch costs a fifth of a one-pass measure
@@ -211,6 +270,7 @@ def check_binary_calibration_input(
         )
     # A read-only view: the caller's array is never copied needlessly, and a
     # kernel or wrapper that tried to write into it would fail loudly.
+    P_in = P  # np.argmax copies a read-only matrix whole; it gets this one
     P = P.view()
     P.flags.writeable = False
     if P.ndim not in (1, 2):
@@ -229,7 +289,7 @@ def check_binary_calibration_input(
         w = np.broadcast_to(1.0, y.shape[0])
     else:
         w = check_sample_weight(sample_weight, y.shape[0])
-    _check_probability_matrix(P)
+    check_probability_matrix(P, input_dtype=input_dtype)
     label_dtype = np.uint8 if compact else np.float64
 
     if P.ndim == 2 and P.shape[1] > 2:
@@ -239,7 +299,7 @@ def check_binary_calibration_input(
                 "multiclass='top-label' to measure top-label calibration."
             )
         classes = _resolve_labels(y, labels, P.shape[1])
-        conf, pred = top_label(P)
+        conf, pred = top_label(P_in)
         y_index = np.searchsorted(classes, y)
         y_index = np.minimum(y_index, classes.shape[0] - 1)
         if not np.all(classes[y_index] == y):
@@ -307,6 +367,18 @@ def _read_only(a):
     return a
 
 
+def unique_labels(y, name="y_true"):
+    """Sorted distinct labels; a clear TypeError when they cannot be ordered."""
+    try:
+        return np.unique(y)
+    except TypeError:
+        kinds = sorted({type(v).__name__ for v in y.tolist()})
+        raise TypeError(
+            f"{name} mixes labels of different types ({', '.join(kinds)}); "
+            "use labels of a single type (all strings or all numbers)."
+        ) from None
+
+
 def _binary_classes(y):
     """Sorted distinct labels of ``y`` when there are at most two, else all of them.
 
@@ -314,7 +386,7 @@ def _binary_classes(y):
     sort would cost as much as a whole measure on large inputs.
     """
     if y.dtype.kind not in "biuf":
-        return np.unique(y)
+        return unique_labels(y)
     lo, hi, _ = _extremes(y)  # y_true was checked for NaN
     if lo == hi:
         return y[:1].copy()
@@ -327,21 +399,47 @@ def _binary_classes(y):
 
 
 def _positive_column(classes, pos_label, labels):
-    """Column of ``pos_label`` in a binary ``predict_proba`` (sorted classes)."""
+    """Column of ``pos_label`` in a binary ``predict_proba`` (sorted classes).
+
+    With both classes observed the columns are those classes, sorted (as an
+    estimator's ``classes_``). With a single observed class the other
+    column's class is unknown: it is inferred only for the usual label sets
+    {0, 1} and {-1, 1}; otherwise ``labels`` must say which column is which.
+    """
     if labels is not None:
         col_classes = column_or_1d(np.asarray(labels), warn=False)
-        hit = np.flatnonzero(col_classes == pos_label)
-        if col_classes.shape[0] != 2 or hit.shape[0] != 1:
+        hit = np.flatnonzero(_equal_labels(col_classes, pos_label)) if (
+            col_classes.shape[0] == 2) else ()
+        if len(hit) != 1:
             raise ValueError(
                 f"labels must name the 2 columns of y_prob and contain pos_label "
                 f"{pos_label!r}, got {col_classes.tolist()}."
             )
         return int(hit[0])
-    if classes.shape[0] == 2 and classes[0] == pos_label:
-        return 0
-    # Two observed labels with pos_label the larger one, or a single observed
-    # label: the positive class is the second column, as for {0, 1} labels.
-    return 1
+    if classes.shape[0] == 2:
+        return int(np.flatnonzero(_equal_labels(classes, pos_label))[0])
+    usual = _usual_binary_labels(classes.tolist() + [pos_label])
+    if usual is not None:
+        return usual.index(pos_label)
+    raise ValueError(
+        f"y_prob has two columns but y_true has the single label "
+        f"{classes.tolist()[0]!r}, so the class of each column is unknown; "
+        "pass labels= (the estimator's classes_) to name them."
+    )
+
+
+def _usual_binary_labels(seen):
+    """``[0, 1]`` or ``[-1, 1]`` when the labels ``seen`` lie in that set, else None.
+
+    The two columns of a binary ``predict_proba`` are then known even when
+    ``y_true`` shows a single class, as for scikit-learn's binary metrics.
+    """
+    if any(isinstance(c, (str, bytes)) for c in seen):
+        return None
+    for usual in ([0, 1], [-1, 1]):
+        if all(c in usual for c in seen):
+            return usual
+    return None
 
 
 def _resolve_labels(y, labels, n_columns, proba_name="y_prob"):
@@ -359,12 +457,19 @@ def _resolve_labels(y, labels, n_columns, proba_name="y_prob"):
         if not np.array_equal(order, np.arange(classes.shape[0])):
             raise ValueError("labels must be sorted, as in an estimator's classes_.")
         return classes
-    classes = np.unique(y)
+    classes = unique_labels(y)
     if classes.shape[0] == n_columns:
         return classes
-    if y.dtype.kind in "iub" and classes.min() >= 0 and classes.max() < n_columns:
-        return np.arange(n_columns)
+    if n_columns == 2:
+        usual = _usual_binary_labels(classes.tolist())
+        if usual is not None:
+            return np.array(usual, dtype=classes.dtype)
+    # Some class is absent from y_true: whether the columns are 0..K-1, the
+    # labels seen plus others, or anything else cannot be told from y_true,
+    # and guessing reads labels as the wrong columns. scikit-learn's log_loss
+    # refuses this input too.
     raise ValueError(
         f"y_true has {classes.shape[0]} distinct labels and {proba_name} has "
-        f"{n_columns} columns; pass labels= to say which class each column is."
+        f"{n_columns} columns, so the class of each column is ambiguous; pass "
+        "labels= (the estimator's classes_) to say which class each column is."
     )

@@ -30,10 +30,6 @@ class _CalibrationMeasure(BaseEstimator):
     # The measure function (looked up in skcal.metrics by this name, so the
     # scorer pickles as a reference to a module-level function).
     _function_name = None
-    # Keyword that makes the function return details, and how to name them
-    # when it returns a tuple rather than a Bunch.
-    _details_flag = "return_details"
-    _details_names = ()
     # Scorer name without the "neg_" prefix.
     _score_name = None
     # What the measure reads of predict_proba: one probability per sample
@@ -70,16 +66,14 @@ class _CalibrationMeasure(BaseEstimator):
             ``value`` plus the measure's details (see the function's
             documentation for what each one reports).
         """
-        value, *rest = self._function(
+        value, details = self._function(
             y_true,
             y_prob,
             sample_weight=sample_weight,
             **self.get_params(deep=False),
-            **{self._details_flag: True},
+            return_details=True,
         )
-        if len(rest) == 1 and isinstance(rest[0], dict):
-            return Bunch(value=value, **rest[0])
-        return Bunch(value=value, **dict(zip(self._details_names, rest)))
+        return Bunch(value=value, **details)
 
     def scorer(self):
         """An sklearn scorer for this measure with these options.
@@ -103,6 +97,9 @@ class SmoothCalibrationError(_CalibrationMeasure):
     ----------
     pos_label : int, float, bool or str, default=None
     multiclass : {"top-label", "raise"}, default="top-label"
+    labels : array-like of shape (n_classes,), default=None
+        The class of each ``predict_proba`` column; the scorer fills it from
+        the estimator's ``classes_`` when None.
 
     Examples
     --------
@@ -114,13 +111,12 @@ class SmoothCalibrationError(_CalibrationMeasure):
     """
 
     _function_name = "smooth_calibration_error"
-    _details_flag = "return_witness"
-    _details_names = ("points", "witness")
     _score_name = "smooth_calibration_error"
 
-    def __init__(self, *, pos_label=None, multiclass="top-label"):
+    def __init__(self, *, pos_label=None, multiclass="top-label", labels=None):
         self.pos_label = pos_label
         self.multiclass = multiclass
+        self.labels = labels
 
 
 class CutoffCalibrationError(_CalibrationMeasure):
@@ -133,6 +129,9 @@ class CutoffCalibrationError(_CalibrationMeasure):
     ----------
     pos_label : int, float, bool or str, default=None
     multiclass : {"top-label", "raise"}, default="top-label"
+    labels : array-like of shape (n_classes,), default=None
+        The class of each ``predict_proba`` column; the scorer fills it from
+        the estimator's ``classes_`` when None.
 
     Examples
     --------
@@ -145,13 +144,12 @@ class CutoffCalibrationError(_CalibrationMeasure):
     """
 
     _function_name = "cutoff_calibration_error"
-    _details_flag = "return_interval"
-    _details_names = ("interval", "sign")
     _score_name = "cutoff_calibration_error"
 
-    def __init__(self, *, pos_label=None, multiclass="top-label"):
+    def __init__(self, *, pos_label=None, multiclass="top-label", labels=None):
         self.pos_label = pos_label
         self.multiclass = multiclass
+        self.labels = labels
 
 
 class SoftBinnedCDL(_CalibrationMeasure):
@@ -166,6 +164,9 @@ class SoftBinnedCDL(_CalibrationMeasure):
         None for the self-balancing SCDL; an integer for ``SCDL_m``.
     pos_label : int, float, bool or str, default=None
     multiclass : {"top-label", "raise"}, default="top-label"
+    labels : array-like of shape (n_classes,), default=None
+        The class of each ``predict_proba`` column; the scorer fills it from
+        the estimator's ``classes_`` when None.
 
     Examples
     --------
@@ -179,10 +180,11 @@ class SoftBinnedCDL(_CalibrationMeasure):
     _function_name = "soft_binned_cdl"
     _score_name = "soft_binned_cdl"
 
-    def __init__(self, *, m=None, pos_label=None, multiclass="top-label"):
+    def __init__(self, *, m=None, pos_label=None, multiclass="top-label", labels=None):
         self.m = m
         self.pos_label = pos_label
         self.multiclass = multiclass
+        self.labels = labels
 
 
 class CalibrationDecisionLoss(_CalibrationMeasure):
@@ -194,6 +196,9 @@ class CalibrationDecisionLoss(_CalibrationMeasure):
     ----------
     pos_label : int, float, bool or str, default=None
     multiclass : {"top-label", "raise"}, default="top-label"
+    labels : array-like of shape (n_classes,), default=None
+        The class of each ``predict_proba`` column; the scorer fills it from
+        the estimator's ``classes_`` when None.
 
     Examples
     --------
@@ -206,9 +211,10 @@ class CalibrationDecisionLoss(_CalibrationMeasure):
     _function_name = "calibration_decision_loss"
     _score_name = "calibration_decision_loss"
 
-    def __init__(self, *, pos_label=None, multiclass="top-label"):
+    def __init__(self, *, pos_label=None, multiclass="top-label", labels=None):
         self.pos_label = pos_label
         self.multiclass = multiclass
+        self.labels = labels
 
 
 class BinnedECE(_CalibrationMeasure):
@@ -223,6 +229,9 @@ class BinnedECE(_CalibrationMeasure):
     norm : {"l1", "l2", "max"}, default="l1"
     pos_label : int, float, bool or str, default=None
     multiclass : {"top-label", "raise"}, default="top-label"
+    labels : array-like of shape (n_classes,), default=None
+        The class of each ``predict_proba`` column; the scorer fills it from
+        the estimator's ``classes_`` when None.
 
     Examples
     --------
@@ -243,12 +252,14 @@ class BinnedECE(_CalibrationMeasure):
         norm="l1",
         pos_label=None,
         multiclass="top-label",
+        labels=None,
     ):
         self.n_bins = n_bins
         self.strategy = strategy
         self.norm = norm
         self.pos_label = pos_label
         self.multiclass = multiclass
+        self.labels = labels
 
 
 class LowerDistanceToCalibration(_CalibrationMeasure):
@@ -263,6 +274,9 @@ class LowerDistanceToCalibration(_CalibrationMeasure):
         The grid of calibrated values (``100`` is spacing ``h = 0.01``).
     pos_label : int, float, bool or str, default=None
     multiclass : {"top-label", "raise"}, default="top-label"
+    labels : array-like of shape (n_classes,), default=None
+        The class of each ``predict_proba`` column; the scorer fills it from
+        the estimator's ``classes_`` when None.
 
     Examples
     --------
@@ -274,14 +288,15 @@ class LowerDistanceToCalibration(_CalibrationMeasure):
     """
 
     _function_name = "lower_distance_to_calibration"
-    _details_flag = "return_bound"
-    _details_names = ("bound",)
     _score_name = "lower_distance_to_calibration"
 
-    def __init__(self, *, grid=100, pos_label=None, multiclass="top-label"):
+    def __init__(
+        self, *, grid=100, pos_label=None, multiclass="top-label", labels=None
+    ):
         self.grid = grid
         self.pos_label = pos_label
         self.multiclass = multiclass
+        self.labels = labels
 
 
 class UtilityCalibrationError(_CalibrationMeasure):

@@ -92,21 +92,28 @@ class CalibrationScorer(_Scorer):
             )
         pos_label = options.pop("pos_label", None)
         multiclass = options.pop("multiclass", "top-label")
+        labels = options.pop("labels", None)
+        if labels is None:
+            labels = classes
         y_prob = method_caller(estimator, "predict_proba", X, pos_label=pos_label)
         y_prob = np.asarray(y_prob)
         if y_prob.ndim == 1:
             if pos_label is None:
                 pos_label = classes[-1] if classes is not None else None
             y, p, w = check_binary_calibration_input(
-                y_true, y_prob, options.pop("sample_weight", None), pos_label=pos_label
+                y_true,
+                y_prob,
+                options.pop("sample_weight", None),
+                pos_label=pos_label,
             )
         else:
             y, p, w = check_binary_calibration_input(
                 y_true,
                 y_prob,
                 options.pop("sample_weight", None),
+                pos_label=pos_label,
                 multiclass=multiclass,
-                labels=classes,
+                labels=labels,
             )
         return self._sign * self._score_func(y, p, sample_weight=w, **options)
 
@@ -163,7 +170,7 @@ def get_scorer(scoring):
     --------
     >>> from skcal import get_scorer
     >>> get_scorer("neg_cutoff_calibration_error")
-    CalibrationScorer(cutoff_calibration_error, multiclass='top-label', pos_label=None)
+    CalibrationScorer(cutoff_calibration_error, labels=None, multiclass='top-label', pos_label=None)
     >>> get_scorer("accuracy")
     make_scorer(accuracy_score, response_method='predict')
     """

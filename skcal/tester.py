@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import metrics
 from ._validation import check_binary_calibration_input
-from .metrics._ldtc import _grid_points
+from .metrics._ldtc import grid_points
 
 __all__ = ["CalibrationTestResult", "CalibrationTester"]
 
@@ -436,7 +436,7 @@ default=None
         if self.threshold == "theory":
             if name == "dce":
                 method = "theorem 4"
-                h = float(np.max(np.diff(_grid_points(params.get("grid", 100)))))
+                h = float(np.max(np.diff(grid_points(params.get("grid", 100)))))
             else:
                 method, h = "theorem 3", 0.0
             threshold, min_epsilon = _theory_rule(

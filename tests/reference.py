@@ -581,3 +581,20 @@ def patching_reference(specs, P, y, w, n_steps):
             P[i] = simplex_projection_bisection(P[i] + eta * sign * u)
         steps.append((spec, sign, eta))
     return P, steps
+
+
+# --- grouped sufficient statistic ------------------------------------------------
+
+
+def grouped_reference(y, p, w):
+    """(values, weights, positives) by a dictionary over the distinct predictions."""
+    sums = {}
+    for yi, pi, wi in zip(y.tolist(), p.tolist(), w.tolist()):
+        total, positive = sums.get(pi, (0.0, 0.0))
+        sums[pi] = (total + wi, positive + wi * yi)
+    values = sorted(sums)
+    return (
+        np.array(values),
+        np.array([sums[v][0] for v in values]),
+        np.array([sums[v][1] for v in values]),
+    )

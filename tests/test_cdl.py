@@ -73,9 +73,10 @@ def test_matches_three_action_bruteforce(case):
 @pytest.mark.parametrize("case", random_cases(12, 300, max_n=60))
 def test_fixed_decision_loss_matches_bruteforce(case):
     y, p, w = case
-    value, mu = calibration_fixed_decision_loss(
-        y, p, sample_weight=w, return_threshold=True
+    value, details = calibration_fixed_decision_loss(
+        y, p, sample_weight=w, return_details=True
     )
+    mu = details.threshold
     assert value == pytest.approx(cfdl_bruteforce(y, p, w), abs=1e-12)
     # the threshold attains the supremum, or it is approached from below
     v, pi, q = _cdl_groups(y, p, w)

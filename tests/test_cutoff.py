@@ -9,9 +9,10 @@ from skcal import cutoff_calibration_error
 @pytest.mark.parametrize("case", random_cases(0, 300, max_n=40))
 def test_matches_bruteforce(case):
     y, p, w = case
-    value, (a, b), sign = cutoff_calibration_error(
-        y, p, sample_weight=w, return_interval=True
+    value, details = cutoff_calibration_error(
+        y, p, sample_weight=w, return_details=True
     )
+    (a, b), sign = details.interval, details.sign
     assert value == pytest.approx(cutoff_bruteforce(y, p, w), abs=1e-12)
     # the returned interval attains the value, with the stated sign
     s = residuals(y, p, w)[(p >= a) & (p <= b)].sum()

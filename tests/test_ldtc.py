@@ -11,7 +11,7 @@ from skcal import (
     lower_distance_to_calibration,
     smooth_calibration_error,
 )
-from skcal.metrics._common import sort_and_group
+from skcal._grouped import group
 
 LP_TOL = 1e-6  # the bar; the solves agree to ~1e-12 in practice
 
@@ -62,7 +62,8 @@ def test_dual_certificate_on_larger_data(merge, monkeypatch):
         y = (rng.random(n) < np.clip(p + rng.uniform(-0.2, 0.2), 0, 1)).astype(float)
         w = rng.exponential(size=n)
         u = np.linspace(0, 1, m + 1)
-        values, wsum, wysum = sort_and_group(y, p, w)
+        g = group(y, p, w)
+        values, wsum, wysum = g.values, g.weights, g.positives
         value, psi = ldtc_module._solve_on_grid(values, wsum - wysum, wysum, u)
         assert np.all((1 - u) * psi[0] + u * psi[1] <= 1e-9)
         assert ldtc_dual_objective(y, p, w, u, psi) == pytest.approx(value, abs=1e-8)
@@ -103,9 +104,10 @@ def test_sandwich_of_lemma17():
         y, p, w = random_case(rng, int(rng.integers(1, 60)))
         fine = lower_distance_to_calibration(y, p, sample_weight=w, grid=420)
         for m in (1, 3, 7, 10, 20):
-            value, (lower, upper) = lower_distance_to_calibration(
-                y, p, sample_weight=w, grid=m, return_bound=True
+            value, details = lower_distance_to_calibration(
+                y, p, sample_weight=w, grid=m, return_details=True
             )
+            lower, upper = details.bound
             assert upper == value and lower == pytest.approx(max(value - 1 / m, 0))
             # fine >= dCE >= lower; and 420 is a multiple of m: fine <= value
             assert lower - 1e-9 <= fine <= value + 1e-9
@@ -131,9 +133,10 @@ def test_smce_within_factor_two():
     rng = np.random.default_rng(7)
     for _ in range(100):
         y, p, w = random_case(rng, int(rng.integers(1, 80)))
-        _, (lower, upper) = lower_distance_to_calibration(
-            y, p, sample_weight=w, grid=400, return_bound=True
+        _, details = lower_distance_to_calibration(
+            y, p, sample_weight=w, grid=400, return_details=True
         )
+        lower, upper = details.bound
         smce = smooth_calibration_error(y, p, sample_weight=w)
         assert lower / 2 - 1e-9 <= smce <= 2 * upper + 1e-9
         # and the tester's bound on cutoff: smCE <= 2 cutoff
@@ -176,7 +179,7 @@ def test_invariances():
     labels = np.where(y == 1, "yes", "no")
     P = np.column_stack([1 - p, p])
     assert lower_distance_to_calibration(
-        labels, P, sample_weight=w, pos_label="yes"
+        labels, P, sample_weight=w, pos_label="yes", labels=["no", "yes"]
     ) == pytest.approx(v, abs=1e-12)
 
 
@@ -251,7 +254,8 @@ def test_scales_to_n_2_pow_14_in_seconds():
     p = rng.uniform(0, 0.99, n)
     y = (rng.random(n) < p + 0.01).astype(float)
     start = time.perf_counter()
-    value, (lower, upper) = lower_distance_to_calibration(y, p, return_bound=True)
+    value, details = lower_distance_to_calibration(y, p, return_details=True)
+    lower, upper = details.bound
     assert time.perf_counter() - start < 30
     # the population value is 0.01; the sample's is close to it
     assert lower <= 0.01 + 0.02 and upper >= 0.01 - 0.02

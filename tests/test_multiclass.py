@@ -142,9 +142,10 @@ def test_top_class_is_cutoff_of_confidence_and_correctness(P, y, w, rng):
     )
     confidence = P.max(axis=1)
     correct = (P.argmax(axis=1) == y).astype(float)
-    cutoff, _, sign = cutoff_calibration_error(
-        correct, confidence, sample_weight=w, pos_label=1, return_interval=True
+    cutoff, found = cutoff_calibration_error(
+        correct, confidence, sample_weight=w, pos_label=1, return_details=True
     )
+    sign = found.sign
     assert value == pytest.approx(cutoff, abs=1e-14)
     if value > 1e-12:
         assert details["sign"] == sign
@@ -253,15 +254,19 @@ def test_perfectly_calibrated_is_zero():
 
 def test_labels():
     P = np.array([[0.5, 0.25, 0.25], [0.125, 0.75, 0.125], [0.25, 0.25, 0.5]])
-    expected = utility_calibration_error([0, 1, 1], P, "comb")
+    expected = utility_calibration_error([0, 1, 1], P, "comb", labels=[0, 1, 2])
     named = utility_calibration_error(["a", "b", "b"], P, "comb", labels=["a", "b", "c"])
     assert named == expected
     # all classes observed: the sorted labels name the columns
     assert utility_calibration_error(["b", "c", "a"], P, "comb") == (
         utility_calibration_error([1, 2, 0], P, "comb")
     )
-    # classes absent from y_true: integer labels index the columns
-    assert utility_calibration_error([0, 1, 1], P, "comb", labels=[0, 1, 2]) == expected
+    # classes absent from y_true: the columns are ambiguous (they could be
+    # classes [0, 1, 2] or [1, 2, 3]), so labels= is required
+    with pytest.raises(ValueError, match="ambiguous; pass labels="):
+        utility_calibration_error([0, 1, 1], P, "comb")
+    with pytest.raises(ValueError, match="ambiguous; pass labels="):
+        utility_calibration_error([1, 2, 2], P, "comb")
     with pytest.raises(ValueError, match="pass labels="):
         utility_calibration_error(["a", "b", "b"], P)
     with pytest.raises(ValueError, match="not in labels"):
@@ -438,5 +443,5 @@ def test_label_errors_name_y_proba():
     P = [[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]
     with pytest.raises(ValueError, match="labels has 2 entries but y_proba has 3"):
         utility_calibration_error([0, 1], P, labels=[0, 1])
-    with pytest.raises(ValueError, match="y_proba has 3 columns; pass labels="):
+    with pytest.raises(ValueError, match="y_proba has 3 columns, so the class"):
         utility_calibration_error(["a", "b"], P)

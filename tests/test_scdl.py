@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from reference import scdl_m_reference, scdl_reference
 
 from skcal import calibration_decision_loss, soft_binned_cdl
-from skcal.metrics._scdl import _MAX_LEVEL, _self_balancing_scdl
+from skcal.metrics._scdl import _MAX_LEVEL, _RowSource, _self_balancing_scdl
 
 # Levels up to 2**12 are checked against the O(n m + m * nnz) reference.
 REF_LEVEL = 12
@@ -62,7 +62,7 @@ def test_sparse_levels_match_dense(case):
     y, p, w = case
     value, details = details_of(y, p, w)
     for dense_levels in [(1,), (2, 4)]:
-        other = _self_balancing_scdl(y, p, w, dense_levels)
+        other = _self_balancing_scdl(_RowSource(y, p, w), dense_levels)
         check_details(y, p, w, other.value, other)
         assert other.value == pytest.approx(value, abs=1e-12)
         assert (other.m, other.exact) == (details.m, details.exact)
@@ -208,7 +208,7 @@ def test_near_calibrated_large_sample():
     assert details.exact and 1 / details.m <= value < 2 / details.m
     assert details.levels[-1] == 2 * details.m  # no sparse level was needed
     for dense_levels in [(4,), (4, 8)]:
-        other = _self_balancing_scdl(y.astype(float), p, np.ones(20000), dense_levels)
+        other = _self_balancing_scdl(_RowSource(y.astype(float), p, np.ones(20000)), dense_levels)
         assert other.value == pytest.approx(value, abs=1e-12)
         assert other.m == details.m
 

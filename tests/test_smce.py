@@ -33,9 +33,10 @@ CASES = random_cases(0, 300, max_n=40) + random_cases(1, 60, max_n=200)
 @pytest.mark.parametrize("case", CASES)
 def test_matches_linprog(case):
     y, p, w = case
-    value, points, witness = smooth_calibration_error(
-        y, p, sample_weight=w, return_witness=True
+    value, details = smooth_calibration_error(
+        y, p, sample_weight=w, return_details=True
     )
+    points, witness = details.points, details.witness
     assert value == pytest.approx(smce_linprog(y, p, w), abs=LP_TOL)
     assert smooth_calibration_error(y, p, sample_weight=w) == value
     assert 0.0 <= value <= 1.0 + 1e-12
@@ -55,9 +56,10 @@ def test_bounds_by_constant_and_free_tests():
 def test_single_point():
     # one distinct prediction: only constant tests, so the value is |E[y] - p|
     y = np.array([1, 1, 0, 1.0])
-    value, points, witness = smooth_calibration_error(
-        y, np.full(4, 0.5), return_witness=True
+    value, details = smooth_calibration_error(
+        y, np.full(4, 0.5), return_details=True
     )
+    points, witness = details.points, details.witness
     assert value == pytest.approx(0.25, abs=1e-15)
     assert points.tolist() == [0.5]
     assert witness.tolist() == [1.0]
@@ -142,7 +144,7 @@ def test_does_not_mutate_inputs():
     p = np.array([0.3, 0.1, 0.9, 0.5])
     w = np.array([1.0, 2.0, 1.0, 1.0])
     copies = y.copy(), p.copy(), w.copy()
-    smooth_calibration_error(y, p, sample_weight=w, return_witness=True)
+    smooth_calibration_error(y, p, sample_weight=w, return_details=True)
     for a, b in zip((y, p, w), copies):
         np.testing.assert_array_equal(a, b)
 
@@ -155,9 +157,10 @@ def test_larger_inputs_witness_attains_value(seed):
     p = np.round(rng.random(n), 3) if seed == 0 else rng.random(n)
     y = (rng.random(n) < p**2).astype(float) if seed == 1 else (rng.random(n) < p)
     w = rng.exponential(size=n)
-    value, points, witness = smooth_calibration_error(
-        y, p, sample_weight=w, return_witness=True
+    value, details = smooth_calibration_error(
+        y, p, sample_weight=w, return_details=True
     )
+    points, witness = details.points, details.witness
     check_witness(y.astype(float), p, w, value, points, witness)
 
 
@@ -171,9 +174,10 @@ def test_slope_trick_worst_case():
     p = np.concatenate([0.5 - 1e-7 * np.arange(m, 0, -1), 0.5 + 1e-9 * np.arange(m)])
     y = np.concatenate([np.zeros(m), (np.arange(m) + 1) % 2])
     w = np.concatenate([np.full(m, 1 / (4 * m)), np.ones(m)])
-    value, points, witness = smooth_calibration_error(
-        y, p, sample_weight=w, return_witness=True
+    value, details = smooth_calibration_error(
+        y, p, sample_weight=w, return_details=True
     )
+    points, witness = details.points, details.witness
     check_witness(y, p, w, value, points, witness)
 
 
@@ -199,9 +203,10 @@ def test_property_matches_linprog(rows):
     p = np.array([r[0] for r in rows])
     y = np.array([float(r[1]) for r in rows])
     w = np.array([r[2] for r in rows])
-    value, points, witness = smooth_calibration_error(
-        y, p, sample_weight=w, return_witness=True
+    value, details = smooth_calibration_error(
+        y, p, sample_weight=w, return_details=True
     )
+    points, witness = details.points, details.witness
     assert value == pytest.approx(smce_linprog(y, p, w), abs=LP_TOL)
     check_witness(y, p, w, value, points, witness)
 

@@ -90,7 +90,10 @@ def test_multiclass_string_labels():
 
 def test_multiclass_integer_labels_subset():
     P = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])
-    y, _, _ = check([0, 2], P)
+    # a class absent from y_true: the columns could be [0, 1, 2] or [0, 2, 5]
+    with pytest.raises(ValueError, match="ambiguous; pass labels="):
+        check([0, 2], P)
+    y, _, _ = check([0, 2], P, labels=[0, 1, 2])
     np.testing.assert_array_equal(y, [1, 1])
 
 

@@ -61,12 +61,14 @@ Derivation of the closed form
 import numpy as np
 from sklearn.utils import Bunch
 
-from .._validation import check_binary_calibration_input
-from ._common import sort_and_group
+from .._grouped import binary_statistic
+from ._common import legacy_details_flag
 
 __all__ = [
     "calibration_decision_loss",
     "calibration_fixed_decision_loss",
+    "cdl_core",
+    "fixed_decision_loss_core",
     "maximum_swap_regret",
 ]
 
@@ -75,14 +77,14 @@ __all__ = [
 _PRUNE_STALL = 0.1
 
 
-def _decision_profile(y, p, w):
+def _decision_profile(statistic):
     """Breakpoints ``x`` (sorted, distinct, including 0, 1/2, 1) and ``h(x)``.
 
     Also returns the total weight. Zero-weight groups carry no mass in ``D``
     and are dropped (their ``q`` is undefined).
     """
-    values, wsum, wysum = sort_and_group(y, p, w)
-    total = wsum.sum()
+    values, wsum, wysum = statistic.values, statistic.weights, statistic.positives
+    total = statistic.total
     nonzero = wsum > 0
     v, wsum, wysum = values[nonzero], wsum[nonzero], wysum[nonzero]
     q = wysum / wsum
@@ -178,11 +180,12 @@ def _optimal_task(kinks, sizes):
 
 def calibration_decision_loss(
     y_true,
-    y_prob,
+    y_prob=None,
     *,
     sample_weight=None,
     pos_label=None,
     multiclass="top-label",
+    labels=None,
     return_details=False,
 ):
     """Calibration decision loss: the worst swap regret of trusting the predictions.
@@ -225,6 +228,10 @@ def calibration_decision_loss(
         For ``(n_samples, K)`` input with ``K > 2``: measure the top-label
         confidence ``max_k p_k`` against ``1{argmax_k p_k = y}`` (ties to the
         lowest column), or raise.
+    labels : array-like of shape (n_classes,), default=None
+        The class of each column of a ``predict_proba`` ``y_prob`` (the
+        estimator's ``classes_``). Needed when ``y_true`` does not show
+        every class, unless the labels are {0, 1} or {-1, 1}.
     return_details : bool, default=False
         Also return a :class:`~sklearn.utils.Bunch` describing a maximising
         decision task and the bounds of 000 Lemma 2.2.
@@ -279,31 +286,41 @@ def calibration_decision_loss(
     >>> calibration_decision_loss([0, 1, 0, 1], [0.5, 0.5, 0.0, 1.0])
     0.0
     """
-    y, p, w = check_binary_calibration_input(
-        y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass
+    statistic = binary_statistic(
+        y_true,
+        y_prob,
+        sample_weight,
+        pos_label=pos_label,
+        multiclass=multiclass,
+        labels=labels,
     )
-    x, h, _ = _decision_profile(y, p, w)
+    return cdl_core(statistic, details=return_details)
+
+
+def cdl_core(statistic, details=False):
+    """CDL of a grouped statistic (and its Bunch of details); no validation."""
+    x, h, _ = _decision_profile(statistic)
     value, kinks, sizes = _cdl_from_profile(x, h)
-    if not return_details:
+    if not details:
         return value
     best = int(np.argmax(h))
-    details = Bunch(
+    return value, Bunch(
         utility=_optimal_task(kinks, sizes),
         thresholds=kinks,
         lower_bound=float(h[best]),
         upper_bound=2.0 * float(h[best]),
         threshold=float(x[best]),
     )
-    return value, details
 
 
 def maximum_swap_regret(
     y_true,
-    y_prob,
+    y_prob=None,
     *,
     sample_weight=None,
     pos_label=None,
     multiclass="top-label",
+    labels=None,
 ):
     """Maximum swap regret: the worst total regret of trusting the predictions.
 
@@ -330,6 +347,10 @@ def maximum_swap_regret(
         For ``(n_samples, K)`` input with ``K > 2``: measure the top-label
         confidence ``max_k p_k`` against ``1{argmax_k p_k = y}`` (ties to the
         lowest column), or raise.
+    labels : array-like of shape (n_classes,), default=None
+        The class of each column of a ``predict_proba`` ``y_prob`` (the
+        estimator's ``classes_``). Needed when ``y_true`` does not show
+        every class, unless the labels are {0, 1} or {-1, 1}.
 
     Returns
     -------
@@ -348,20 +369,26 @@ def maximum_swap_regret(
     >>> round(maximum_swap_regret(y_true, y_prob), 6)
     0.8
     """
-    y, p, w = check_binary_calibration_input(
-        y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass
+    statistic = binary_statistic(
+        y_true,
+        y_prob,
+        sample_weight,
+        pos_label=pos_label,
+        multiclass=multiclass,
+        labels=labels,
     )
-    x, h, total = _decision_profile(y, p, w)
-    return float(total) * _cdl_from_profile(x, h)[0]
+    return statistic.total * cdl_core(statistic)
 
 
 def calibration_fixed_decision_loss(
     y_true,
-    y_prob,
+    y_prob=None,
     *,
     sample_weight=None,
     pos_label=None,
     multiclass="top-label",
+    labels=None,
+    return_details=False,
     return_threshold=False,
 ):
     """The fixed-threshold decision loss of Lemma 2.2 of paper 000.
@@ -397,15 +424,21 @@ def calibration_fixed_decision_loss(
         For ``(n_samples, K)`` input with ``K > 2``: measure the top-label
         confidence ``max_k p_k`` against ``1{argmax_k p_k = y}`` (ties to the
         lowest column), or raise.
-    return_threshold : bool, default=False
+    labels : array-like of shape (n_classes,), default=None
+        The class of each column of a ``predict_proba`` ``y_prob`` (the
+        estimator's ``classes_``). Needed when ``y_true`` does not show
+        every class, unless the labels are {0, 1} or {-1, 1}.
+    return_details : bool, default=False
         Also return the maximising threshold ``mu`` (the smallest one).
+    return_threshold : bool, default=False
+        Deprecated: use ``return_details``. Returns ``(value, threshold)``.
 
     Returns
     -------
     value : float
         ``S``, in ``[0, 1]``.
-    threshold : float
-        Only with ``return_threshold=True``.
+    details : Bunch
+        Only with ``return_details=True``: ``threshold``, a float.
 
     See Also
     --------
@@ -416,17 +449,30 @@ def calibration_fixed_decision_loss(
     >>> from skcal import calibration_fixed_decision_loss
     >>> y_true = [0, 0, 1, 1]
     >>> y_prob = [0.2, 0.4, 0.6, 0.9]
-    >>> value, mu = calibration_fixed_decision_loss(
-    ...     y_true, y_prob, return_threshold=True)
-    >>> round(value, 6), mu
+    >>> value, details = calibration_fixed_decision_loss(
+    ...     y_true, y_prob, return_details=True)
+    >>> round(value, 6), details.threshold
     (0.1, 0.2)
     """
-    y, p, w = check_binary_calibration_input(
-        y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass
+    legacy = legacy_details_flag("return_threshold", return_threshold)
+    statistic = binary_statistic(
+        y_true,
+        y_prob,
+        sample_weight,
+        pos_label=pos_label,
+        multiclass=multiclass,
+        labels=labels,
     )
-    x, h, _ = _decision_profile(y, p, w)
-    best = int(np.argmax(h))
-    value = float(h[best])
-    if not return_threshold:
+    value, threshold = fixed_decision_loss_core(statistic)
+    if legacy:
+        return value, threshold
+    if not return_details:
         return value
-    return value, float(x[best])
+    return value, Bunch(threshold=threshold)
+
+
+def fixed_decision_loss_core(statistic):
+    """``(S, maximising threshold)`` of a grouped statistic; no validation."""
+    x, h, _ = _decision_profile(statistic)
+    best = int(np.argmax(h))
+    return float(h[best]), float(x[best])

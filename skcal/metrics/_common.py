@@ -1,41 +1,24 @@
-"""Helpers shared by the binary measures: sorting and grouping ties."""
+"""Helpers shared by the binary measure functions."""
 
-import numpy as np
+import warnings
 
-from .._kernels._interval import group_sorted
-
-__all__ = ["sort_and_group"]
+__all__ = ["legacy_details_flag"]
 
 
-def sort_and_group(y, p, w):
-    """Sort by ``p`` and merge equal predictions.
+def legacy_details_flag(name, value):
+    """Whether a deprecated ``return_<details>`` flag was set; warn if so.
 
-    Parameters
-    ----------
-    y, p, w : ndarray of shape (n,)
-        Validated outcomes in {0, 1}, predictions in [0, 1] and weights
-        (float64; the compact forms of ``check_binary_calibration_input``,
-        uint8 outcomes and stride-0 unit weights, are converted here).
-
-    Returns
-    -------
-    values : ndarray of shape (k,)
-        Distinct predictions, ascending.
-    wsum : ndarray of shape (k,)
-        Total weight at each distinct prediction.
-    wysum : ndarray of shape (k,)
-        Total weight of positive outcomes at each distinct prediction.
-
-    Every measure depends on the data only through these sums (it is a
-    functional of the weighted empirical distribution), so ties and row order
-    never matter downstream.
+    Every measure now returns its details as ``(value, Bunch)`` with
+    ``return_details=True``; the old per-measure flags keep their old tuple
+    output for a deprecation period.
     """
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    w = np.ascontiguousarray(w, dtype=np.float64)
-    order = np.argsort(p)
-    n = p.shape[0]
-    values = np.empty(n)
-    wsum = np.empty(n)
-    wysum = np.empty(n)
-    k = group_sorted(p, y, w, order, values, wsum, wysum)
-    return values[:k], wsum[:k], wysum[:k]
+    if not value:
+        return False
+    warnings.warn(
+        f"{name} is deprecated and will be removed in skcal 0.3; use "
+        "return_details=True, which returns (value, details) with the details "
+        "in a Bunch.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return True

@@ -1,21 +1,23 @@
 """Cutoff calibration error (Definition 2.5 of Bairaktari et al., paper 000)."""
 
-import numpy as np
+from sklearn.utils import Bunch
 
+from .._grouped import binary_statistic
 from .._kernels._interval import max_abs_interval
-from .._validation import check_binary_calibration_input
-from ._common import sort_and_group
+from ._common import legacy_details_flag
 
-__all__ = ["cutoff_calibration_error"]
+__all__ = ["cutoff_calibration_error", "cutoff_core"]
 
 
 def cutoff_calibration_error(
     y_true,
-    y_prob,
+    y_prob=None,
     *,
     sample_weight=None,
     pos_label=None,
     multiclass="top-label",
+    labels=None,
+    return_details=False,
     return_interval=False,
 ):
     """Cutoff calibration error: the worst bias over an interval of predictions.
@@ -45,21 +47,29 @@ def cutoff_calibration_error(
         For ``(n_samples, K)`` input with ``K > 2``: measure the top-label
         confidence ``max_k p_k`` against ``1{argmax_k p_k = y}`` (ties to the
         lowest column), or raise.
+    labels : array-like of shape (n_classes,), default=None
+        The class of each column of a ``predict_proba`` ``y_prob`` (the
+        estimator's ``classes_``). Needed when ``y_true`` does not show
+        every class, unless the labels are {0, 1} or {-1, 1}.
+    return_details : bool, default=False
+        Also return the maximising interval of predictions and the sign of
+        its bias.
     return_interval : bool, default=False
-        Also return the maximising interval ``(a, b)`` of predictions and the
-        sign of its bias (+1: outcomes above predictions there, i.e.
-        under-confident; -1: over-confident; 0: no bias anywhere).
+        Deprecated: use ``return_details``. Returns ``(value, interval, sign)``.
 
     Returns
     -------
     value : float
         The cutoff calibration error, in ``[0, 1]``.
-    interval : tuple of float
-        Only with ``return_interval=True``: the closed interval ``[a, b]``
-        whose end points are the smallest and largest predictions in the
-        worst run.
-    sign : int
-        Only with ``return_interval=True``.
+    details : Bunch
+        Only with ``return_details=True``:
+
+        interval : tuple of float
+            The closed interval ``[a, b]`` whose end points are the smallest
+            and largest predictions in the worst run.
+        sign : int
+            +1: outcomes above predictions there (under-confident); -1:
+            over-confident; 0: no bias anywhere.
 
     Examples
     --------
@@ -68,18 +78,30 @@ def cutoff_calibration_error(
     >>> y_prob = [0.2, 0.4, 0.6, 0.9]
     >>> round(cutoff_calibration_error(y_true, y_prob), 6)
     0.15
-    >>> value, interval, sign = cutoff_calibration_error(
-    ...     y_true, y_prob, return_interval=True)
-    >>> interval, sign
+    >>> value, details = cutoff_calibration_error(
+    ...     y_true, y_prob, return_details=True)
+    >>> details.interval, details.sign
     ((0.2, 0.4), -1)
     """
-    y, p, w = check_binary_calibration_input(
-        y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass
+    legacy = legacy_details_flag("return_interval", return_interval)
+    statistic = binary_statistic(
+        y_true,
+        y_prob,
+        sample_weight,
+        pos_label=pos_label,
+        multiclass=multiclass,
+        labels=labels,
     )
-    values, wsum, wysum = sort_and_group(y, p, w)
-    b = (wysum - values * wsum) / wsum.sum()
-    value, lo, hi, sign = max_abs_interval(b)
-    value = float(value)
-    if not return_interval:
+    value, interval, sign = cutoff_core(statistic)
+    if legacy:
+        return value, interval, sign
+    if not return_details:
         return value
-    return value, (float(values[lo]), float(values[hi])), int(sign)
+    return value, Bunch(interval=interval, sign=sign)
+
+
+def cutoff_core(statistic):
+    """``(value, (a, b), sign)`` of a grouped statistic; no validation."""
+    value, lo, hi, sign = max_abs_interval(statistic.residuals())
+    values = statistic.values
+    return float(value), (float(values[lo]), float(values[hi])), int(sign)

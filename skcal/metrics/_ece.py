@@ -5,11 +5,11 @@ import numbers
 import numpy as np
 from sklearn.utils import Bunch
 
+from .._grouped import binary_statistic, group
 from .._kernels._binning import uniform_bin_sums
 from .._validation import check_binary_calibration_input
-from ._common import sort_and_group
 
-__all__ = ["binned_ece"]
+__all__ = ["binned_ece", "ece_core"]
 
 _STRATEGIES = ("uniform", "quantile")
 _NORMS = ("l1", "l2", "max")
@@ -17,11 +17,12 @@ _NORMS = ("l1", "l2", "max")
 
 def binned_ece(
     y_true,
-    y_prob,
+    y_prob=None,
     *,
     sample_weight=None,
     pos_label=None,
     multiclass="top-label",
+    labels=None,
     n_bins=15,
     strategy="uniform",
     norm="l1",
@@ -60,6 +61,10 @@ def binned_ece(
         For ``(n_samples, K)`` input with ``K > 2``: measure the top-label
         confidence ``max_k p_k`` against ``1{argmax_k p_k = y}`` (ties to the
         lowest column), or raise.
+    labels : array-like of shape (n_classes,), default=None
+        The class of each column of a ``predict_proba`` ``y_prob`` (the
+        estimator's ``classes_``). Needed when ``y_true`` does not show
+        every class, unless the labels are {0, 1} or {-1, 1}.
     n_bins : int, default=15
         Number of bins ``K``; the bin structure always has exactly this many
         bins, some possibly empty.
@@ -83,7 +88,8 @@ def binned_ece(
         The binned calibration error, in ``[0, 1]``.
     details : Bunch
         Only with ``return_details=True``, arrays of shape ``(n_bins,)``:
-        ``bin_count`` (rows of positive weight), ``bin_weight`` (``pi_k``),
+        ``bin_count`` (rows of positive weight; distinct predictions of
+        positive weight when ``y_true`` is a sketch), ``bin_weight`` (``pi_k``),
         ``bin_confidence`` (mean prediction ``E[p | B_k]``),
         ``bin_accuracy`` (``E[y | B_k]``), ``bin_lower`` and ``bin_upper``
         (smallest and largest prediction of positive weight in the bin);
@@ -111,36 +117,72 @@ def binned_ece(
         raise ValueError(f"strategy must be one of {_STRATEGIES}, got {strategy!r}.")
     if norm not in _NORMS:
         raise ValueError(f"norm must be one of {_NORMS}, got {norm!r}.")
+    n_bins = int(n_bins)
+    if callable(getattr(y_true, "grouped_statistic", None)):  # a sketch
+        statistic = binary_statistic(y_true, y_prob, sample_weight)
+        value, bin_of_value, wsum = _ece_grouped(statistic, n_bins, strategy, norm)
+        if not return_details:
+            return value
+        y, p, w = _rows_of(statistic)
+        return value, _bin_details(y, p, w, bin_of_value, wsum)
     y, p, w = check_binary_calibration_input(
         y_true,
         y_prob,
         sample_weight,
         pos_label=pos_label,
         multiclass=multiclass,
+        labels=labels,
         compact=True,
     )
-    n_bins = int(n_bins)
     if strategy == "uniform":
-        edges = np.arange(n_bins + 1) / n_bins
+        # one pass over the rows, no sort
+        edges = _uniform_edges(n_bins)
         sums = np.zeros((n_bins, 2))
         uniform_bin_sums(p, y, w, edges, sums)
         wsum, residual = sums[:, 0], sums[:, 1]  # residual: sum of w (y - p)
-        if return_details:
-            # the kernel's bins: the last edge at or below p
-            row_bin = np.searchsorted(edges[1:-1], p, side="right")
+        value = _combine(wsum, residual, norm)
+        if not return_details:
+            return value
+        # the kernel's bins: the last edge at or below p
+        row_bin = np.searchsorted(edges[1:-1], p, side="right")
+        return value, _bin_details(y, p, w, row_bin, wsum)
+    statistic = group(y, p, w)
+    value, bin_of_value, wsum = _ece_grouped(statistic, n_bins, strategy, norm)
+    if not return_details:
+        return value
+    row_bin = bin_of_value[np.searchsorted(statistic.values, p)]
+    return value, _bin_details(y, p, w, row_bin, wsum)
+
+
+def ece_core(statistic, n_bins=15, strategy="uniform", norm="l1"):
+    """Binned ECE of a grouped statistic (options already checked); no validation."""
+    return _ece_grouped(statistic, n_bins, strategy, norm)[0]
+
+
+def _uniform_edges(n_bins):
+    return np.arange(n_bins + 1) / n_bins
+
+
+def _ece_grouped(statistic, n_bins, strategy, norm):
+    """``(value, bin of each distinct value, weight per bin)``."""
+    values, gsum = statistic.values, statistic.weights
+    if strategy == "uniform":
+        # the bins of uniform_bin_sums: the last edge at or below the value
+        group_bin = np.searchsorted(_uniform_edges(n_bins)[1:-1], values, side="right")
     else:
-        values, gsum, gysum = sort_and_group(y, p, w)
         before = np.concatenate([[0.0], np.cumsum(gsum)[:-1]])
         group_bin = np.minimum(
-            np.floor(n_bins * before / w.sum()).astype(np.intp), n_bins - 1
+            np.floor(n_bins * before / statistic.total).astype(np.intp), n_bins - 1
         )
-        wsum = np.bincount(group_bin, gsum, n_bins)
-        residual = np.bincount(group_bin, gysum - gsum * values, n_bins)
-        if return_details:
-            row_bin = group_bin[np.searchsorted(values, p)]
+    wsum = np.bincount(group_bin, gsum, n_bins)
+    residual = np.bincount(group_bin, statistic.positives - gsum * values, n_bins)
+    return _combine(wsum, residual, norm), group_bin, wsum
 
+
+def _combine(wsum, residual, norm):
+    """The l1, l2 or max combination of the bin biases ``|sum w (y - p)|``."""
     total = wsum.sum()
-    bias = np.abs(residual)  # |sum_{bin} w (y - p)|
+    bias = np.abs(residual)
     full = wsum > 0
     if norm == "l1":
         value = bias.sum() / total
@@ -148,10 +190,15 @@ def binned_ece(
         value = np.sqrt((bias[full] ** 2 / wsum[full]).sum() / total)
     else:
         value = (bias[full] / wsum[full]).max()
-    value = float(value)
-    if not return_details:
-        return value
-    return value, _bin_details(y, p, w, row_bin, wsum)
+    return float(value)
+
+
+def _rows_of(statistic):
+    """One row per distinct value, outcome the positive fraction (for details)."""
+    w = statistic.weights
+    with np.errstate(invalid="ignore", divide="ignore"):
+        y = np.where(w > 0, statistic.positives / w, 0.0)
+    return y, statistic.values, w
 
 
 def _bin_details(y, p, w, row_bin, wsum):

@@ -6,10 +6,12 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from .._validation import check_binary_calibration_input
-from ._common import sort_and_group
+from sklearn.utils import Bunch
 
-__all__ = ["lower_distance_to_calibration"]
+from .._grouped import binary_statistic
+from ._common import legacy_details_flag
+
+__all__ = ["grid_points", "ldtc_core", "lower_distance_to_calibration"]
 
 # Up to this many split columns per grid point the linear program is solved
 # in one go; beyond it the columns are merged into blocks first (see
@@ -31,12 +33,14 @@ _HIGHS_OPTIONS = {
 
 def lower_distance_to_calibration(
     y_true,
-    y_prob,
+    y_prob=None,
     *,
     sample_weight=None,
     pos_label=None,
     multiclass="top-label",
+    labels=None,
     grid=100,
+    return_details=False,
     return_bound=False,
 ):
     """Lower distance to calibration (LDTC, dCE), exact on a grid.
@@ -94,6 +98,10 @@ def lower_distance_to_calibration(
         For ``(n_samples, K)`` input with ``K > 2``: measure the top-label
         confidence ``max_k p_k`` against ``1{argmax_k p_k = y}`` (ties to the
         lowest column), or raise.
+    labels : array-like of shape (n_classes,), default=None
+        The class of each column of a ``predict_proba`` ``y_prob`` (the
+        estimator's ``classes_``). Needed when ``y_true`` does not show
+        every class, unless the labels are {0, 1} or {-1, 1}.
     grid : int or array-like of shape (n_points,), default=100
         The grid ``U`` of calibrated values. An integer ``m`` means the
         uniform grid ``{0, 1/m, ..., 1}`` (spacing ``h = 1/m``; the default
@@ -102,17 +110,19 @@ def lower_distance_to_calibration(
         ``u = y`` is always a calibrated coupling). A solve has about
         ``2 * n_points`` rows: ``m`` in the thousands is fine, ``m = 10**4``
         takes a minute.
-    return_bound : bool, default=False
+    return_details : bool, default=False
         Also return the interval ``(value - h, value)`` (lower end clipped at
         0) that contains the exact dCE, ``h`` the largest gap of the grid.
+    return_bound : bool, default=False
+        Deprecated: use ``return_details``. Returns ``(value, bound)``.
 
     Returns
     -------
     value : float
         ``dCE^U`` of the data on the grid, in ``[0, 1]``.
-    bound : tuple of float
-        Only with ``return_bound=True``: ``(lower, upper)`` with
-        ``lower <= dCE <= upper = value``.
+    details : Bunch
+        Only with ``return_details=True``: ``bound``, the pair
+        ``(lower, upper)`` with ``lower <= dCE <= upper = value``.
 
     See Also
     --------
@@ -129,24 +139,37 @@ def lower_distance_to_calibration(
     >>> y_prob = [0.55, 0.55, 0.55, 0.55]
     >>> round(lower_distance_to_calibration(y_true, y_prob), 6)
     0.05
-    >>> value, (lower, upper) = lower_distance_to_calibration(
-    ...     [0, 0, 1, 1], [0.2, 0.4, 0.6, 0.9], return_bound=True)
+    >>> value, details = lower_distance_to_calibration(
+    ...     [0, 0, 1, 1], [0.2, 0.4, 0.6, 0.9], return_details=True)
+    >>> lower, upper = details.bound
     >>> round(value, 6), round(lower, 6), round(upper, 6)
     (0.071667, 0.061667, 0.071667)
     """
-    y, p, w = check_binary_calibration_input(
-        y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass
+    legacy = legacy_details_flag("return_bound", return_bound)
+    points = grid_points(grid)
+    statistic = binary_statistic(
+        y_true,
+        y_prob,
+        sample_weight,
+        pos_label=pos_label,
+        multiclass=multiclass,
+        labels=labels,
     )
-    points = _grid_points(grid)
-    values, wsum, wysum = sort_and_group(y, p, w)
-    value, _ = _solve_on_grid(values, wsum - wysum, wysum, points)
-    if not return_bound:
+    value = ldtc_core(statistic, points)
+    if not (return_details or legacy):
         return value
     h = float(np.max(np.diff(points)))
-    return value, (max(value - h, 0.0), value)
+    bound = (max(value - h, 0.0), value)
+    return (value, bound) if legacy else (value, Bunch(bound=bound))
 
 
-def _grid_points(grid):
+def ldtc_core(statistic, points):
+    """dCE on the grid ``points`` of a grouped statistic; no validation."""
+    values, wsum, wysum = statistic.values, statistic.weights, statistic.positives
+    return _solve_on_grid(values, wsum - wysum, wysum, points)[0]
+
+
+def grid_points(grid):
     """The grid ``U`` as a float array, from an interval count or the points."""
     if isinstance(grid, numbers.Integral) and not isinstance(grid, bool):
         if grid < 1:

@@ -5,16 +5,16 @@ import numbers
 import numpy as np
 from sklearn.utils import Bunch
 
+from .._grouped import group
 from .._kernels._binning import coarsen, scdl_level, soft_bin
 from .._validation import check_binary_calibration_input
-from ._common import sort_and_group
 
-__all__ = ["soft_binned_cdl"]
+__all__ = ["MAX_LEVEL", "scdl_core", "soft_binned_cdl"]
 
 # The search for m* stops at m = 2**40: 1/m = 9.1e-13 is below what the
 # double-precision inputs resolve, and every level up to it stays exact in
 # float64 (m p is exact for dyadic m).
-_MAX_LEVEL = 40
+MAX_LEVEL = _MAX_LEVEL = 40
 # Dense passes. The first has about 32 sqrt(n) soft bins, at most 2**15 so
 # that its sums (512 kB) stay in a typical L2 cache: on samples of calibrated
 # predictors (uniform, skewed or tied p) m* came out between 4 sqrt(n) and
@@ -27,11 +27,12 @@ _MAX_DENSE_LEVEL = 20
 
 def soft_binned_cdl(
     y_true,
-    y_prob,
+    y_prob=None,
     *,
     sample_weight=None,
     pos_label=None,
     multiclass="top-label",
+    labels=None,
     m=None,
     return_details=False,
 ):
@@ -80,6 +81,10 @@ def soft_binned_cdl(
         For ``(n_samples, K)`` input with ``K > 2``: measure the top-label
         confidence ``max_k p_k`` against ``1{argmax_k p_k = y}`` (ties to the
         lowest column), or raise.
+    labels : array-like of shape (n_classes,), default=None
+        The class of each column of a ``predict_proba`` ``y_prob`` (the
+        estimator's ``classes_``). Needed when ``y_true`` does not show
+        every class, unless the labels are {0, 1} or {-1, 1}.
     m : int, default=None
         None for the self-balancing SCDL. A positive integer (at most
         ``2**40``, not necessarily a power of two) returns ``SCDL_m`` instead.
@@ -132,31 +137,91 @@ def soft_binned_cdl(
     0.0
     """
     m = _check_m(m)
-    y, p, w = check_binary_calibration_input(
-        y_true,
-        y_prob,
-        sample_weight,
-        pos_label=pos_label,
-        multiclass=multiclass,
-        compact=True,
-    )
-    if m is None:
-        details = _self_balancing_scdl(y, p, w, _dense_levels(p.shape[0]))
+    statistic = getattr(y_true, "grouped_statistic", None)
+    if callable(statistic):  # a sketch: the grouped statistic, no rows
+        from .._grouped import binary_statistic
+
+        source = _GroupedSource(binary_statistic(y_true, y_prob, sample_weight))
     else:
-        value = float(_scdl_m(y, p, w, m))
-        details = Bunch(
-            value=value,
-            m=m,
-            levels=np.array([m]),
-            scdl_m=np.array([value]),
-            swap_regret_bound=2.0 * value + 2.0 / m,
-            exact=True,
-            upper_bound=value,
+        # rows: the finest soft bins in one pass, no sort
+        source = _RowSource(
+            *check_binary_calibration_input(
+                y_true,
+                y_prob,
+                sample_weight,
+                pos_label=pos_label,
+                multiclass=multiclass,
+                labels=labels,
+                compact=True,
+            )
         )
+    details = _scdl(source, m)
     value = details.pop("value")
     if not return_details:
         return value
     return value, details
+
+
+def scdl_core(statistic, m=None, details=False):
+    """SCDL (``m=None``) or ``SCDL_m`` of a grouped statistic; no validation."""
+    result = _scdl(_GroupedSource(statistic), m)
+    value = result.pop("value")
+    return (value, result) if details else value
+
+
+def _scdl(source, m):
+    if m is None:
+        return _self_balancing_scdl(source, _dense_levels(source.n))
+    value = float(_scdl_m(source, m))
+    return Bunch(
+        value=value,
+        m=m,
+        levels=np.array([m]),
+        scdl_m=np.array([value]),
+        swap_regret_bound=2.0 * value + 2.0 / m,
+        exact=True,
+        upper_bound=value,
+    )
+
+
+class _RowSource:
+    """Validated rows: dense soft bins in one pass, grouped on demand."""
+
+    def __init__(self, y, p, w):
+        self.y, self.p, self.w = y, p, w
+        self.n = p.shape[0]
+        self.total = w.sum()
+        self._grouped = None
+
+    def bins(self, m):
+        return _dense_bins(self.y, self.p, self.w, m)
+
+    def grouped(self):
+        if self._grouped is None:
+            self._grouped = group(self.y, self.p, self.w)
+        return self._grouped
+
+
+class _GroupedSource:
+    """A grouped statistic: its soft bins weigh each distinct value once."""
+
+    def __init__(self, statistic):
+        self.statistic = statistic
+        self.n = len(statistic)
+        self.total = statistic.total
+
+    def bins(self, m):
+        s = self.statistic
+        ones = np.ones(self.n, dtype=np.uint8)
+        bins = np.zeros((m + 1, 2))
+        soft_bin(s.values, ones, s.weights, bins)
+        positive = np.zeros((m + 1, 2))
+        soft_bin(s.values, ones, s.positives, positive)
+        bins[:, 1] = positive[:, 0]
+        return bins
+
+    def grouped(self):
+        return self.statistic
 
 
 def _check_m(m):
@@ -188,26 +253,32 @@ def _dense_bins(y, p, w, m):
     return bins
 
 
-def _scdl_m(y, p, w, m):
+def _scdl_m(source, m):
     """SCDL_m for one m: dense up to the finest dense size for n, else sparse."""
-    if m <= 2 ** _dense_levels(p.shape[0])[-1]:
-        return scdl_level(_dense_bins(y, p, w, m), np.empty((3, m + 2))) / w.sum()
-    return _sparse_scdl_level(*sort_and_group(y, p, w), m) / w.sum()
+    if m <= 2 ** _dense_levels(source.n)[-1]:
+        return scdl_level(source.bins(m), np.empty((3, m + 2))) / source.total
+    return _sparse_level(source.grouped(), m) / source.total
 
 
-def _self_balancing_scdl(y, p, w, dense_levels):
+def _sparse_level(statistic, m):
+    return _sparse_scdl_level(
+        statistic.values, statistic.weights, statistic.positives, m
+    )
+
+
+def _self_balancing_scdl(source, dense_levels):
     """SCDL with m* of 000 Definition 3.2 / Lemma 3.3; returns a Bunch.
 
     ``scdl[k]`` holds SCDL_{2**k}. The condition of Definition 3.2 at
     m = 2**k, SCDL_{2m} >= 1/m, is monotone in k (Lemma 3.2): the dense
     levels are scanned upwards and the sparse ones bisected.
     """
-    total = w.sum()
+    total = source.total
     scdl = {}
     bottom = 1
     for finest in dense_levels:
         # one pass at the finest level, the coarser ones by the exact identity
-        pyramid = [_dense_bins(y, p, w, 2**finest)]
+        pyramid = [source.bins(2**finest)]
         for k in range(finest - 1, bottom - 1, -1):
             pyramid.append(np.empty((2**k + 1, 2)))
             coarsen(pyramid[-2], pyramid[-1])
@@ -218,11 +289,9 @@ def _self_balancing_scdl(y, p, w, dense_levels):
                 return _search_result(scdl, k - 1, exact=True)
         bottom = finest + 1
 
-    grouped = sort_and_group(y, p, w)
-
     def level(k):
         if k not in scdl:
-            scdl[k] = _sparse_scdl_level(*grouped, 2**k) / total
+            scdl[k] = _sparse_level(source.grouped(), 2**k) / total
         return scdl[k]
 
     def found(k):

@@ -1,21 +1,24 @@
 """Smooth calibration error (Definition 3 of Hu, Jambulapati, Tian and Yang, paper 002)."""
 
 import numpy as np
+from sklearn.utils import Bunch
 
+from .._grouped import binary_statistic
 from .._kernels._flow import backtrack, dual_frontiers
-from .._validation import check_binary_calibration_input
-from ._common import sort_and_group
+from ._common import legacy_details_flag
 
-__all__ = ["smooth_calibration_error"]
+__all__ = ["smce_core", "smooth_calibration_error"]
 
 
 def smooth_calibration_error(
     y_true,
-    y_prob,
+    y_prob=None,
     *,
     sample_weight=None,
     pos_label=None,
     multiclass="top-label",
+    labels=None,
+    return_details=False,
     return_witness=False,
 ):
     """Smooth calibration error: the largest bias a 1-Lipschitz test can see.
@@ -44,7 +47,7 @@ def smooth_calibration_error(
         Observed labels (binary), or class labels for multiclass ``y_prob``.
     y_prob : array-like of shape (n_samples,) or (n_samples, n_classes)
         Predicted probability of the positive class, or ``predict_proba``
-        output (see ``multiclass``).
+        output (see ``multiclass`` and ``labels``).
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights; integer weights equal repeating rows.
     pos_label : int, float, bool or str, default=None
@@ -53,24 +56,34 @@ def smooth_calibration_error(
         For ``(n_samples, K)`` input with ``K > 2``: measure the top-label
         confidence ``max_k p_k`` against ``1{argmax_k p_k = y}`` (ties to the
         lowest column), or raise.
-    return_witness : bool, default=False
+    labels : array-like of shape (n_classes,), default=None
+        The class of each column of a ``predict_proba`` ``y_prob`` (the
+        estimator's ``classes_``). Needed when ``y_true`` does not show
+        every class, unless the labels are {0, 1} or {-1, 1}.
+    return_details : bool, default=False
         Also return an optimal test function ``x`` at the distinct
         predictions. It is recovered from the maximiser of every stage of
         the primal dynamic program, found by a Fenwick tree over the sorted
         prefix sums of ``b``: one more O(K log K) sort and pass.
+    return_witness : bool, default=False
+        Deprecated: use ``return_details``. Returns ``(value, points,
+        witness)``.
 
     Returns
     -------
     value : float
         The smooth calibration error, in ``[0, 1]``.
-    points : ndarray of shape (K,)
-        Only with ``return_witness=True``: the distinct predictions, sorted.
-    witness : ndarray of shape (K,)
-        Only with ``return_witness=True``: values ``x_k`` in ``[-1, 1]``
-        with ``|x_{k+1} - x_k| <= points[k+1] - points[k]`` and
-        ``sum_k b_k x_k = value``. Its linear interpolation is an optimal
-        1-Lipschitz test on ``[0, 1]``; positive where outcomes exceed
-        predictions (under-confidence), negative where they fall short.
+    details : Bunch
+        Only with ``return_details=True``:
+
+        points : ndarray of shape (K,)
+            The distinct predictions, sorted.
+        witness : ndarray of shape (K,)
+            Values ``x_k`` in ``[-1, 1]`` with
+            ``|x_{k+1} - x_k| <= points[k+1] - points[k]`` and
+            ``sum_k b_k x_k = value``. Its linear interpolation is an optimal
+            1-Lipschitz test on ``[0, 1]``; positive where outcomes exceed
+            predictions (under-confidence), negative where they fall short.
 
     Examples
     --------
@@ -79,31 +92,50 @@ def smooth_calibration_error(
     >>> y_prob = [0.2, 0.4, 0.6, 0.9]
     >>> round(smooth_calibration_error(y_true, y_prob), 6)
     0.0625
-    >>> value, points, witness = smooth_calibration_error(
-    ...     y_true, y_prob, return_witness=True)
-    >>> points.tolist(), [round(float(x), 6) for x in witness]
+    >>> value, details = smooth_calibration_error(
+    ...     y_true, y_prob, return_details=True)
+    >>> details.points.tolist(), [round(float(x), 6) for x in details.witness]
     ([0.2, 0.4, 0.6, 0.9], [-1.0, -0.8, -0.6, -0.3])
     >>> smooth_calibration_error([0, 1, 1, 0], [0.5, 0.5, 0.5, 0.5])
     0.0
     """
-    y, p, w = check_binary_calibration_input(
-        y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass
+    legacy = legacy_details_flag("return_witness", return_witness)
+    statistic = binary_statistic(
+        y_true,
+        y_prob,
+        sample_weight,
+        pos_label=pos_label,
+        multiclass=multiclass,
+        labels=labels,
     )
-    values, wsum, wysum = sort_and_group(y, p, w)
+    if not (return_details or legacy):
+        return smce_core(statistic)
+    value, witness = smce_core(statistic, witness=True)
+    if legacy:
+        return value, statistic.values, witness
+    return value, Bunch(points=statistic.values, witness=witness)
+
+
+def smce_core(statistic, witness=False):
+    """smCE of a :class:`~skcal._grouped.GroupedStatistic`; no validation.
+
+    Returns the value, or ``(value, witness)`` with ``witness=True``.
+    """
+    values = statistic.values
     n_points = values.shape[0]
     # prefix sums of the grouped residuals b_k, and the Lipschitz budgets
-    B = np.cumsum((wysum - values * wsum) / wsum.sum())
+    B = np.cumsum(statistic.residuals())
     d = np.diff(values)
-    if return_witness:
+    if witness:
         # the dual breakpoints sit at 0 and at B_1..B_{K-1} (see _flow.pyx)
         positions = np.sort(np.concatenate(([0.0], B[:-1])))
         tree = np.zeros(n_points + 1)
-        witness = np.empty(n_points)
+        x = np.empty(n_points)
     else:
-        positions = tree = witness = np.empty(0)
+        positions = tree = x = np.empty(0)
     front = np.empty((2, n_points - 1))
-    dual_frontiers(B, d, positions, np.empty((2, 2 * n_points)), tree, front, witness)
-    value = float(backtrack(B, d, front, witness))
-    if not return_witness:
+    dual_frontiers(B, d, positions, np.empty((2, 2 * n_points)), tree, front, x)
+    value = float(backtrack(B, d, front, x))
+    if not witness:
         return value
-    return value, values, witness
+    return value, x
