@@ -45,7 +45,7 @@ from .measures import (
 from .scorers import CalibrationScorer, get_scorer, get_scorer_names, make_scorers
 from .tester import CalibrationTester, CalibrationTestResult
 
-__version__ = "0.1.0.dev0"
+from ._version import __version__
 
 __all__ = [
     "BinnedECE",

@@ -10,7 +10,8 @@ is ever written to, clipped, renormalised or dropped.
 import numbers
 
 import numpy as np
-from sklearn.utils import check_array, check_consistent_length, column_or_1d
+from scipy import sparse
+from sklearn.utils import check_array, column_or_1d
 
 __all__ = [
     "check_binary_calibration_input",
@@ -19,6 +20,10 @@ __all__ = [
     "unique_labels",
     "check_sample_weight",
     "resolve_pos_label",
+    "as_probability_array",
+    "check_same_length",
+    "check_y_true",
+    "resolve_labels",
 ]
 
 _MULTICLASS_OPTIONS = ("top-label", "raise")
@@ -135,6 +140,72 @@ def _equal_labels(classes, label):
     )
 
 
+def as_probability_array(y_prob, name):
+    """``y_prob`` as a float64 array of 1 or 2 dimensions; errors name ``name``.
+
+    The array conversion itself (``check_array``) is scikit-learn's, but its
+    messages do not always say which argument failed: every failure here does.
+    """
+    if not sparse.issparse(y_prob) and (
+        isinstance(y_prob, np.ndarray) or not hasattr(y_prob, "__array_namespace__")
+    ):
+        raw = y_prob if isinstance(y_prob, np.ndarray) else None
+        if raw is None and not hasattr(y_prob, "dtypes"):  # not a dataframe
+            try:
+                raw = np.asarray(y_prob)
+            except (ValueError, TypeError) as error:
+                raise ValueError(
+                    f"{name} could not be read as an array: {error}"
+                ) from None
+        if raw is not None:
+            if raw.ndim not in (1, 2):
+                raise ValueError(
+                    f"{name} must be 1- or 2-dimensional, of shape (n_samples,) "
+                    f"or (n_samples, n_classes), got shape {raw.shape}."
+                )
+            if raw.ndim == 2 and raw.shape[1] == 0:
+                raise ValueError(
+                    f"{name} has no columns: 0 feature(s) (shape={raw.shape}) "
+                    "while a minimum of 1 is required."
+                )
+            if raw.dtype.kind == "c":
+                raise ValueError(
+                    f"{name} must be real-valued (Complex data not supported), "
+                    f"got dtype {raw.dtype}."
+                )
+            if raw.dtype.kind in "OUSV":
+                try:
+                    raw = raw.astype(np.float64)
+                except (ValueError, TypeError):
+                    raise TypeError(
+                        f"{name} must hold probabilities (numbers), got values of "
+                        f"dtype {raw.dtype} that are not numbers."
+                    ) from None
+            y_prob = raw
+    try:
+        return check_array(
+            y_prob,
+            ensure_2d=False,
+            dtype=np.float64,
+            ensure_all_finite=False,
+            ensure_min_samples=0,
+            input_name=name,
+        )
+    except (ValueError, TypeError) as error:
+        if name in str(error):
+            raise
+        raise type(error)(f"{name}: {error}") from None
+
+
+def check_same_length(y, P, name):
+    """``y_true`` and the probabilities have one row per sample each."""
+    if y.shape[0] != P.shape[0]:
+        raise ValueError(
+            f"y_true and {name} have inconsistent numbers of samples: "
+            f"{y.shape[0]} and {P.shape[0]}."
+        )
+
+
 def _extremes(x):
     """``(min, max, has_nan)`` of a non-empty numeric array.
 
@@ -146,7 +217,8 @@ def _extremes(x):
     return lo, hi, nan
 
 
-def _check_y_true(y_true):
+def check_y_true(y_true):
+    """``y_true`` as a 1-D array of labels (numbers or strings), non-empty, no NaN."""
     if (
         type(y_true) is np.ndarray
         and y_true.ndim == 1
@@ -154,7 +226,24 @@ def _check_y_true(y_true):
     ):
         y = y_true  # what column_or_1d returns, without its dispatch overhead
     else:
-        y = column_or_1d(np.asarray(y_true), warn=False)
+        y = np.asarray(y_true)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]  # a column vector, as column_or_1d accepts
+        if y.ndim != 1:
+            raise ValueError(
+                f"y_true must be 1-dimensional, of shape (n_samples,), got shape "
+                f"{y.shape}."
+            )
+        if y.dtype.kind == "c":
+            raise ValueError(
+                f"y_true must hold class labels (Complex data not supported), "
+                f"got dtype {y.dtype}."
+            )
+        if y.dtype.kind not in "biufOUS":
+            raise TypeError(
+                f"y_true must hold class labels (numbers or strings), got dtype "
+                f"{y.dtype}."
+            )
     if y.shape[0] == 0:
         raise ValueError("y_true is empty: calibration needs at least one sample.")
     if y.dtype.kind == "f":
@@ -254,20 +343,14 @@ def check_binary_calibration_input(
         raise ValueError(
             f"multiclass must be one of {_MULTICLASS_OPTIONS}, got {multiclass!r}."
         )
-    y = _check_y_true(y_true)
+    y = check_y_true(y_true)
     input_dtype = getattr(y_prob, "dtype", None)
     if type(y_prob) is np.ndarray and y_prob.dtype == np.float64 and y_prob.size:
         # check_array would return it unchanged (finiteness is checked below);
         # its dataframe and sparse dispatch costs a fifth of a one-pass measure
         P = y_prob
     else:
-        P = check_array(
-            y_prob,
-            ensure_2d=False,
-            dtype=np.float64,
-            ensure_all_finite=False,
-            input_name="y_prob",
-        )
+        P = as_probability_array(y_prob, "y_prob")
     # A read-only view: the caller's array is never copied needlessly, and a
     # kernel or wrapper that tried to write into it would fail loudly.
     P_in = P  # np.argmax copies a read-only matrix whole; it gets this one
@@ -284,7 +367,7 @@ def check_binary_calibration_input(
             "y_prob has a single column; pass the positive-class probability "
             "as a 1-D array or the full predict_proba output."
         )
-    check_consistent_length(y, P)
+    check_same_length(y, P, "y_prob")
     if compact and sample_weight is None:
         w = np.broadcast_to(1.0, y.shape[0])
     else:
@@ -298,7 +381,7 @@ def check_binary_calibration_input(
                 f"y_prob has {P.shape[1]} columns but multiclass='raise'; use "
                 "multiclass='top-label' to measure top-label calibration."
             )
-        classes = _resolve_labels(y, labels, P.shape[1])
+        classes = resolve_labels(y, labels, P.shape[1])
         conf, pred = top_label(P_in)
         y_index = np.searchsorted(classes, y)
         y_index = np.minimum(y_index, classes.shape[0] - 1)
@@ -442,7 +525,7 @@ def _usual_binary_labels(seen):
     return None
 
 
-def _resolve_labels(y, labels, n_columns, proba_name="y_prob"):
+def resolve_labels(y, labels, n_columns, proba_name="y_prob"):
     """The class of each probability column: ``labels`` checked, or inferred from ``y``."""
     if labels is not None:
         classes = column_or_1d(np.asarray(labels), warn=False)

@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import Bunch
 
 from . import metrics
-from .scorers import CalibrationScorer
+from ._scorer import CalibrationScorer
 
 __all__ = [
     "BinnedECE",

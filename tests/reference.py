@@ -29,7 +29,6 @@ def cutoff_bruteforce(y, p, w):
 
 
 # --- smooth calibration error (smCE) -------------------------------------------
-# (section owned by the smCE work; insert below this line)
 
 
 def smce_linprog(y, p, w):
@@ -66,7 +65,6 @@ def smce_linprog(y, p, w):
 
 
 # --- soft-binned calibration decision loss (SCDL) and binned ECE ---------------
-# (section owned by the SCDL work; insert below this line)
 
 
 def scdl_m_reference(y, p, w, m):
@@ -135,7 +133,6 @@ def binned_ece_reference(y, p, w, n_bins=15, strategy="uniform", norm="l1"):
 
 
 # --- calibration decision loss (CDL) -------------------------------------------
-# (section owned by the CDL work; insert below this line)
 
 
 def _cdl_groups(y, p, w):
@@ -310,7 +307,6 @@ def cdl_sparse_lp(y, p, w):
 
 
 # --- multiclass utility calibration --------------------------------------------
-# (section owned by the multiclass work; insert below this line)
 
 
 def rank_bruteforce(p, j):
@@ -451,7 +447,6 @@ def hard_binned_scdl_reference(y, p, w):
 
 
 # --- lower distance to calibration (LDTC / dCE) ---------------------------------
-# (section owned by the LDTC work; insert below this line)
 
 
 def ldtc_dense_lp(y, p, w, grid):
@@ -510,7 +505,6 @@ def ldtc_dual_objective(y, p, w, grid, potentials):
 
 
 # --- recalibration ------------------------------------------------------------
-# (section owned by the recalibration work; insert below this line)
 
 
 def simplex_projection_bisection(x, n_iter=200):

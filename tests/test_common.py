@@ -6,6 +6,7 @@ arrays, for any order of the samples, and for integer weights as for repeated
 rows; each measure class must clone, pickle and forward its options.
 """
 
+import inspect
 import pickle
 
 import numpy as np
@@ -150,7 +151,15 @@ def test_utility_calibration_error_shares_properties(utility, seed):
 def test_measure_classes_are_estimator_like(cls):
     measure = cls()
     params = measure.get_params(deep=False)
-    assert set(params) == set(cls._get_param_names())
+    # every constructor argument is a parameter, stored under its own name
+    # with its default (clone and GridSearchCV rely on both)
+    signature = inspect.signature(cls.__init__).parameters
+    defaults = {
+        name: p.default for name, p in signature.items() if name != "self"
+    }
+    assert params.keys() == defaults.keys()
+    for name, default in defaults.items():
+        assert params[name] is default or params[name] == default
     twin = clone(measure)
     assert twin is not measure and repr(twin) == repr(measure)
     restored = pickle.loads(pickle.dumps(measure))

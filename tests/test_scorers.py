@@ -294,3 +294,14 @@ def test_utility_scorer_grid_search_and_weights(string_multiclass):
             )
         )
     np.testing.assert_allclose(result["test_uc"], expected, atol=1e-12)
+
+
+def test_unknown_scorer_name_lists_skcal_names():
+    from skcal import get_scorer
+
+    with pytest.raises(ValueError, match="skcal.get_scorer_names") as info:
+        get_scorer("neg_smooth_calibration_eror")
+    assert "Did you mean 'neg_smooth_calibration_error'" in str(info.value)
+    assert "neg_soft_binned_cdl" in str(info.value)
+    with pytest.raises(ValueError, match="not a valid scoring value"):
+        get_scorer("no_such_scorer")

@@ -126,7 +126,7 @@ def test_multiclass_raise():
         ([0, 1], [0.1, 0.2], 2.0, TypeError, "scalar"),
         ([0, 1], [0.1, 0.2], ["a", "b"], TypeError, "numeric"),
         ([0, np.nan], [0.1, 0.2], None, ValueError, "y_true contains NaN"),
-        ([0, 1], ["a", "b"], None, ValueError, "could not convert"),
+        ([0, 1], ["a", "b"], None, TypeError, "y_prob must hold probabilities"),
     ],
 )
 def test_bad_input(y_true, y_prob, weight, exc, match):

@@ -1,14 +1,15 @@
 """Multiclass utility calibration (Hegazy, Jordan and Dieuleveut, paper 001)."""
 
 import numpy as np
-from sklearn.utils import check_array, check_consistent_length
 
 from .._kernels._interval import max_abs_interval_rows
 from .._validation import (
-    _check_probability_matrix,
-    _check_y_true,
-    _resolve_labels,
+    as_probability_array,
+    check_probability_matrix,
+    check_same_length,
     check_sample_weight,
+    check_y_true,
+    resolve_labels,
 )
 from ..utilities import (
     _evaluate_blocks,
@@ -45,7 +46,8 @@ def check_multiclass_input(y_true, y_proba, sample_weight=None, labels=None):
     labels : array-like of shape (n_classes,), default=None
         The class of each column, sorted (an estimator's ``classes_``); by
         default the sorted distinct labels of ``y_true`` when there are
-        ``n_classes`` of them, else ``0, ..., n_classes - 1``.
+        ``n_classes`` of them (or {0, 1} / {-1, 1} for two columns); any
+        other case is ambiguous and raises.
 
     Returns
     -------
@@ -56,16 +58,9 @@ def check_multiclass_input(y_true, y_proba, sample_weight=None, labels=None):
         which can be large): callers only read it.
     w : ndarray of shape (n_samples,), float64
     """
-    y = _check_y_true(y_true)
-    P = check_array(
-        y_proba,
-        ensure_2d=False,
-        dtype=np.float64,
-        order="C",
-        allow_nd=True,  # so that the shape error below names y_proba
-        ensure_all_finite=False,
-        input_name="y_proba",
-    )
+    y = check_y_true(y_true)
+    input_dtype = getattr(y_proba, "dtype", None)
+    P = np.ascontiguousarray(as_probability_array(y_proba, "y_proba"))
     if P.ndim not in (1, 2):
         raise ValueError(
             "y_proba must be of shape (n_samples, n_classes) or (n_samples,), "
@@ -76,13 +71,13 @@ def check_multiclass_input(y_true, y_proba, sample_weight=None, labels=None):
             "y_proba has a single column; pass the probability of the second "
             "class as a 1-D array or the full (n_samples, n_classes) matrix."
         )
-    check_consistent_length(y, P)
+    check_same_length(y, P, "y_proba")
     w = check_sample_weight(sample_weight, y.shape[0])
-    _check_probability_matrix(P, name="y_proba")
+    check_probability_matrix(P, name="y_proba", input_dtype=input_dtype)
     if P.ndim == 1:
         # binary: the probability of the second class, as predict_proba[:, 1]
         P = np.column_stack([1.0 - P, P])
-    classes = _resolve_labels(y, labels, P.shape[1], proba_name="y_proba")
+    classes = resolve_labels(y, labels, P.shape[1], proba_name="y_proba")
     index = np.minimum(np.searchsorted(classes, y), classes.shape[0] - 1)
     if not np.all(classes[index] == y):
         unknown = np.setdiff1d(y, classes)
