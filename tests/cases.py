@@ -6,6 +6,9 @@ exactly 0 or 1, integer, real and zero weights, a single class, and both
 near-calibrated and badly calibrated data.
 """
 
+import functools
+import inspect
+
 import numpy as np
 
 
@@ -55,3 +58,38 @@ def repeat_rows(y, p, w_int):
     """Rows repeated by integer weights: (y, p) with unit weights."""
     reps = w_int.astype(int)
     return np.repeat(y, reps), np.repeat(p, reps)
+
+
+def over_cases(names, cases):
+    """Run a test on every random case in a loop inside one test item.
+
+    ``@over_cases("case", CASES)`` replaces ``@pytest.mark.parametrize`` for
+    lists of random instances: the same cases are checked, without one test
+    id (and its collection and reporting cost) per random draw. A failure
+    names the case that failed and its values.
+    """
+    names = [name.strip() for name in names.split(",")]
+    cases = list(cases)
+
+    def decorate(test):
+        signature = inspect.signature(test)
+        rest = [p for name, p in signature.parameters.items() if name not in names]
+
+        @functools.wraps(test)
+        def run(**kwargs):
+            for i, case in enumerate(cases):
+                values = tuple(case) if len(names) > 1 else (case,)
+                try:
+                    test(**kwargs, **dict(zip(names, values)))
+                except BaseException as error:
+                    if hasattr(error, "add_note"):  # Python >= 3.11
+                        error.add_note(
+                            f"failed on random case {i} of {len(cases)}: "
+                            f"{', '.join(names)} = {values!r}"[:4000]
+                        )
+                    raise
+
+        run.__signature__ = signature.replace(parameters=rest)
+        return run
+
+    return decorate

@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from cases import random_case, random_cases, repeat_rows
+from cases import over_cases, random_case, random_cases, repeat_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import (
@@ -29,7 +29,7 @@ def lemma22_function(v, pi, q, mu):
     )
 
 
-@pytest.mark.parametrize("case", random_cases(10, 300, max_n=60))
+@over_cases("case", random_cases(10, 300, max_n=60))
 def test_matches_dense_lp(case):
     y, p, w = case
     assert calibration_decision_loss(y, p, sample_weight=w) == pytest.approx(
@@ -55,14 +55,14 @@ def test_matches_sparse_lp_at_scale(n, flavour):
     )
 
 
-@pytest.mark.parametrize("case", random_cases(21, 100, max_n=60))
+@over_cases("case", random_cases(21, 100, max_n=60))
 def test_sparse_lp_matches_dense_lp(case):
     # the two references agree with each other, not only with the closed form
     y, p, w = case
     assert cdl_sparse_lp(y, p, w) == pytest.approx(cdl_dense_lp(y, p, w), abs=LP_TOL)
 
 
-@pytest.mark.parametrize("case", random_cases(11, 200, max_n=12))
+@over_cases("case", random_cases(11, 200, max_n=12))
 def test_matches_three_action_bruteforce(case):
     y, p, w = case
     assert calibration_decision_loss(y, p, sample_weight=w) == pytest.approx(
@@ -70,7 +70,7 @@ def test_matches_three_action_bruteforce(case):
     )
 
 
-@pytest.mark.parametrize("case", random_cases(12, 300, max_n=60))
+@over_cases("case", random_cases(12, 300, max_n=60))
 def test_fixed_decision_loss_matches_bruteforce(case):
     y, p, w = case
     value, details = calibration_fixed_decision_loss(
@@ -87,7 +87,7 @@ def test_fixed_decision_loss_matches_bruteforce(case):
     assert attained == pytest.approx(value, abs=1e-12)
 
 
-@pytest.mark.parametrize("case", random_cases(13, 300, max_n=60))
+@over_cases("case", random_cases(13, 300, max_n=60))
 def test_details_describe_a_maximising_task(case):
     y, p, w = case
     value, details = calibration_decision_loss(
@@ -121,7 +121,7 @@ def test_no_task_exceeds_cdl():
             assert prediction_swap_regret(utility, v, pi, q) <= value + 1e-12
 
 
-@pytest.mark.parametrize("case", random_cases(15, 300, max_n=60))
+@over_cases("case", random_cases(15, 300, max_n=60))
 def test_relations_to_ece_and_k2(case):
     # 000 Lemma 2.1: ECE^2 <= CDL <= 2 ECE; 003 Theorem 4.1 / Lemma 2.19:
     # K2 / T (the quadratic rule's swap regret) <= CDL

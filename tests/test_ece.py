@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from cases import random_case, random_cases, repeat_rows
+from cases import over_cases, random_case, random_cases, repeat_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import binned_ece_reference
@@ -14,7 +14,7 @@ STRATEGIES = ["uniform", "quantile"]
 CASES = random_cases(20, 200, max_n=40) + random_cases(21, 60, max_n=300)
 
 
-@pytest.mark.parametrize("case", CASES)
+@over_cases("case", CASES)
 def test_matches_reference(case):
     y, p, w = case
     for strategy in STRATEGIES:
@@ -27,7 +27,7 @@ def test_matches_reference(case):
                 assert value == pytest.approx(ref, abs=1e-9)
 
 
-@pytest.mark.parametrize("case", random_cases(22, 100, max_n=60))
+@over_cases("case", random_cases(22, 100, max_n=60))
 def test_norm_order_and_range(case):
     # Jensen: l1 <= l2 <= max, all in [0, 1]
     y, p, w = case

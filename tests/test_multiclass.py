@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from cases import random_cases
+from cases import over_cases, random_cases
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import family_calibration_bruteforce, utility_calibration_bruteforce
@@ -67,7 +67,7 @@ def check_details(P, y, w, value, details):
 # --- against the brute force ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("P, y, w, rng", weighted_cases(0, 300))
+@over_cases("P, y, w, rng", weighted_cases(0, 300))
 def test_single_utility_matches_bruteforce(P, y, w, rng):
     spec, utility = random_spec(rng, P.shape[1])
     value, details = utility_calibration_error(
@@ -78,7 +78,7 @@ def test_single_utility_matches_bruteforce(P, y, w, rng):
     check_details(P, y, w, value, details)
 
 
-@pytest.mark.parametrize("P, y, w, rng", weighted_cases(1, 100))
+@over_cases("P, y, w, rng", weighted_cases(1, 100))
 def test_family_matches_bruteforce(P, y, w, rng):
     C = P.shape[1]
     pairs = [random_spec(rng, C) for _ in range(int(rng.integers(1, 7)))]
@@ -108,7 +108,7 @@ def named_specs(name, C):
 
 
 @pytest.mark.parametrize("name", ["top-class", "class-wise", "top-k", "comb"])
-@pytest.mark.parametrize("P, y, w, rng", weighted_cases(2, 40))
+@over_cases("P, y, w, rng", weighted_cases(2, 40))
 def test_named_families_match_bruteforce(name, P, y, w, rng):
     C = P.shape[1]
     value = utility_calibration_error(y, P, name, sample_weight=w, labels=np.arange(C))
@@ -133,7 +133,7 @@ def test_comb_is_the_union_of_class_wise_and_top_k():
 # --- identities with the cutoff calibration error ----------------------------------
 
 
-@pytest.mark.parametrize("P, y, w, rng", weighted_cases(4, 100))
+@over_cases("P, y, w, rng", weighted_cases(4, 100))
 def test_top_class_is_cutoff_of_confidence_and_correctness(P, y, w, rng):
     C = P.shape[1]
     labels = np.arange(C)
@@ -153,7 +153,7 @@ def test_top_class_is_cutoff_of_confidence_and_correctness(P, y, w, rng):
     assert value == utility_calibration_error(y, P, TopK(1), sample_weight=w, labels=labels)
 
 
-@pytest.mark.parametrize("case", random_cases(5, 200, max_n=40))
+@over_cases("case", random_cases(5, 200, max_n=40))
 def test_binary_class_wise_is_cutoff_of_p(case):
     y, p, w = case
     labels = [0, 1]

@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from cases import random_case, random_cases, repeat_rows
+from cases import over_cases, random_case, random_cases, repeat_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import scdl_m_reference, scdl_reference
@@ -48,14 +48,14 @@ def check_details(y, p, w, value, details):
         )
 
 
-@pytest.mark.parametrize("case", CASES)
+@over_cases("case", CASES)
 def test_matches_reference(case):
     y, p, w = case
     value, details = details_of(y, p, w)
     check_details(y, p, w, value, details)
 
 
-@pytest.mark.parametrize("case", CASES[:150])
+@over_cases("case", CASES[:150])
 def test_sparse_levels_match_dense(case):
     # one dense level (m = 2) forces every finer level through the sparse
     # path; two small dense passes exercise the hand-over between passes
@@ -68,7 +68,7 @@ def test_sparse_levels_match_dense(case):
         assert (other.m, other.exact) == (details.m, details.exact)
 
 
-@pytest.mark.parametrize("case", random_cases(12, 100, max_n=60))
+@over_cases("case", random_cases(12, 100, max_n=60))
 def test_given_m_matches_reference(case):
     y, p, w = case
     rng = np.random.default_rng(len(y))
@@ -86,7 +86,7 @@ def test_m_one_is_zero():
     assert soft_binned_cdl([1, 0, 1], [0.0, 1.0, 0.3], m=1) == 0.0
 
 
-@pytest.mark.parametrize("seed", range(10))
+@over_cases("seed", range(10))
 def test_monotone_in_dyadic_m(seed):
     # Lemma 3.2, up to levels far past the dense one
     rng = np.random.default_rng(seed)
@@ -213,7 +213,7 @@ def test_near_calibrated_large_sample():
         assert other.m == details.m
 
 
-@pytest.mark.parametrize("case", random_cases(13, 50, max_n=40))
+@over_cases("case", random_cases(13, 50, max_n=40))
 def test_below_cdl(case):
     # 000 Lemma 3.4: SCDL_m <= CDL for every m, hence SCDL <= CDL
     y, p, w = case

@@ -4,6 +4,7 @@ import pickle
 
 import numpy as np
 import pytest
+from cases import over_cases
 from reference import (
     predicted_and_realised_bruteforce,
     rank_bruteforce,
@@ -113,7 +114,7 @@ def cases(seed, count):
 # --- every utility against its definition ----------------------------------------
 
 
-@pytest.mark.parametrize("P, y, spec, utility", cases(0, 300))
+@over_cases("P, y, spec, utility", cases(0, 300))
 def test_evaluate_matches_definition(P, y, spec, utility):
     v, realised = utility.evaluate(P, y)
     v_ref, realised_ref = predicted_and_realised_bruteforce(spec, P, y)
@@ -135,7 +136,7 @@ def test_ranks_match_definition():
             assert sorted(R[i]) == list(range(1, P.shape[1] + 1))
 
 
-@pytest.mark.parametrize("seed", range(20))
+@over_cases("seed", range(20))
 def test_special_cases_agree(seed):
     # TopK(1) = TopClass = GainMatrix(I); ClassWise(c) = Linear(e_c);
     # TopK(k) = Rank(1{r <= k}); DCG(0) is the constant utility 1
