@@ -35,14 +35,10 @@ from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexab
 
 from ._validation import _check_probability_matrix, check_sample_weight
 from .metrics import utility_calibration_error
-from .utilities import (
-    ClassWise,
-    TopClass,
-    TopK,
-    _members,
-    _Predictions,
-    _resolve_utility,
-)
+from .utilities import ClassWise, TopClass, TopK
+from .utilities._engine import Predictions as _Predictions
+from .utilities._families import members as _members
+from .utilities._families import resolve_utility as _resolve_utility
 
 __all__ = [
     "Patch",

@@ -29,7 +29,7 @@ from skcal import (
     Utility,
     UtilityFamily,
 )
-from skcal.utilities import _distinct_rows, _ranks
+from skcal.utilities._engine import distinct_rows, ranks
 
 
 def random_proba(rng, n, C):
@@ -130,7 +130,7 @@ def test_ranks_match_definition():
     rng = np.random.default_rng(1)
     for _ in range(50):
         P = random_proba(rng, 10, int(rng.integers(2, 7)))
-        R = _ranks(P)
+        R = ranks(P)
         for i in range(P.shape[0]):
             assert R[i].tolist() == [rank_bruteforce(P[i], j) for j in range(P.shape[1])]
             assert sorted(R[i]) == list(range(1, P.shape[1] + 1))
@@ -196,11 +196,11 @@ def test_distinct_rows():
     rng = np.random.default_rng(3)
     X = rng.integers(0, 3, (200, 4)) / 2.0
     X[5] = -0.0 * X[5]  # -0.0 and 0.0 are the same row
-    distinct, inverse = _distinct_rows(X)
+    distinct, inverse = distinct_rows(X)
     np.testing.assert_array_equal(distinct[inverse], X)
     assert distinct.shape[0] == np.unique(X + 0.0, axis=0).shape[0]
     Y = rng.random((50, 3))
-    same, inverse = _distinct_rows(Y)
+    same, inverse = distinct_rows(Y)
     assert same is Y and inverse is None
 
 
@@ -439,3 +439,24 @@ def test_inputs_not_mutated():
     for before, after in zip(copies, (P, y, a)):
         np.testing.assert_array_equal(before, after)
     assert u.a is a
+
+
+def test_utilities_have_only_their_own_attributes():
+    # ClassWise and TopK are siblings of Linear and Rank, not subclasses that
+    # inherit attributes they do not set
+    for utility, own, foreign in [
+        (ClassWise(1), "c", "a"),
+        (TopK(2), "k", "theta"),
+        (DCG(1.0), "gamma", "theta"),
+    ]:
+        assert hasattr(utility, own)
+        assert not hasattr(utility, foreign)
+        assert not isinstance(utility, (Linear, Rank))
+    # and they still evaluate as the linear / rank utilities they equal
+    P = np.array([[0.5, 0.25, 0.25], [0.1, 0.2, 0.7]])
+    np.testing.assert_array_equal(
+        ClassWise(1).utility_matrix(P), Linear([0.0, 1.0, 0.0]).utility_matrix(P)
+    )
+    np.testing.assert_array_equal(
+        TopK(2).utility_matrix(P), Rank([1.0, 1.0, 0.0]).utility_matrix(P)
+    )

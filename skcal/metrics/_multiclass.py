@@ -11,14 +11,13 @@ from .._validation import (
     check_y_true,
     resolve_labels,
 )
-from ..utilities import (
-    _evaluate_blocks,
-    _members,
-    _Predictions,
-    _resolve_utility,
-    _SampledFamily,
+from ..utilities._engine import Predictions, evaluate_blocks
+from ..utilities._families import (
     LinearFamily,
     RankFamily,
+    SampledFamily,
+    members,
+    resolve_utility,
 )
 
 __all__ = ["utility_calibration_ecdf", "utility_calibration_error"]
@@ -100,7 +99,7 @@ def _worst_intervals(utilities, data, w):
     upper = np.empty(m)
     sign = np.empty(m, dtype=np.int8)
     block_size = max(1, _BLOCK_ELEMENTS // data.n_samples)
-    for start, V, realised in _evaluate_blocks(utilities, data, block_size):
+    for start, V, realised in evaluate_blocks(utilities, data, block_size):
         V = np.ascontiguousarray(V, dtype=np.float64)
         residual = np.ascontiguousarray(realised - V)
         order = np.argsort(V, axis=1)
@@ -218,9 +217,9 @@ def utility_calibration_error(
     0.1875
     """
     y, P, w = check_multiclass_input(y_true, y_proba, sample_weight, labels)
-    resolved = _resolve_utility(utility)
-    utilities = _members(resolved, P.shape[1])
-    value, lower, upper, sign = _worst_intervals(utilities, _Predictions(P, y), w)
+    resolved = resolve_utility(utility)
+    utilities = members(resolved, P.shape[1])
+    value, lower, upper, sign = _worst_intervals(utilities, Predictions(P, y), w)
     worst = int(np.argmax(value))
     result = float(value[worst])
     if not return_details:
@@ -238,7 +237,7 @@ def _sampled_utilities(family, n_classes, n_utilities, random_state):
     """The utilities whose errors make the eCDF, and a name for the family."""
     if isinstance(family, str) and family in ("linear", "rank"):
         family = (LinearFamily if family == "linear" else RankFamily)(n_classes)
-    if isinstance(family, _SampledFamily):
+    if isinstance(family, SampledFamily):
         if family.n_classes != n_classes:
             raise ValueError(
                 f"{type(family).__name__} has n_classes={family.n_classes} but "
@@ -246,13 +245,13 @@ def _sampled_utilities(family, n_classes, n_utilities, random_state):
             )
         if n_utilities is None:
             n_utilities = _DEFAULT_N_UTILITIES
-        return _members(family.sample(n_utilities, random_state), n_classes)
+        return members(family.sample(n_utilities, random_state), n_classes)
     if n_utilities is not None:
         raise ValueError(
             "n_utilities applies to the continuous families ('linear', 'rank', "
             "LinearFamily, RankFamily); a finite family is measured in full."
         )
-    return _members(_resolve_utility(family), n_classes)
+    return members(resolve_utility(family), n_classes)
 
 
 def utility_calibration_ecdf(
@@ -328,6 +327,6 @@ def utility_calibration_ecdf(
     """
     y, P, w = check_multiclass_input(y_true, y_proba, sample_weight, labels)
     utilities = _sampled_utilities(family, P.shape[1], n_utilities, random_state)
-    errors = _worst_intervals(utilities, _Predictions(P, y), w)[0]
+    errors = _worst_intervals(utilities, Predictions(P, y), w)[0]
     levels, counts = np.unique(errors, return_counts=True)
     return errors, levels, np.cumsum(counts) / errors.shape[0]
