@@ -23,6 +23,7 @@ __all__ = [
     "as_probability_array",
     "check_same_length",
     "check_y_true",
+    "label_positions",
     "resolve_labels",
 ]
 
@@ -206,6 +207,38 @@ def check_same_length(y, P, name):
         )
 
 
+def label_positions(classes, y):
+    """Position of each label of ``y`` in the sorted ``classes``.
+
+    A ValueError names the labels of ``y_true`` that are not classes,
+    including labels of another kind (a string among integer classes).
+    """
+    try:
+        index = np.minimum(np.searchsorted(classes, y), classes.shape[0] - 1)
+        found = classes[index] == y
+    except TypeError:  # strings against numbers: no ordering between them
+        index = found = None
+    if found is not None and np.shape(found) == y.shape and np.all(found):
+        return index
+    known = set(classes.tolist())
+    unknown = sorted({repr(v) for v in y.tolist() if v not in known})
+    raise ValueError(
+        f"y_true has labels [{', '.join(unknown)}] that are not in labels "
+        f"{classes.tolist()}."
+    )
+
+
+def _label_mask(y, label):
+    """``y == label`` elementwise; all False when the kinds differ (str vs number).
+
+    numpy 1.x answers a comparison across kinds with a scalar ``False``.
+    """
+    if y.dtype.kind != "O" and isinstance(label, str) != (y.dtype.kind in "US"):
+        return np.zeros(y.shape, dtype=bool)
+    mask = np.asarray(y == label)
+    return mask if mask.shape == y.shape else np.zeros(y.shape, dtype=bool)
+
+
 def _extremes(x):
     """``(min, max, has_nan)`` of a non-empty numeric array.
 
@@ -383,14 +416,7 @@ def check_binary_calibration_input(
             )
         classes = resolve_labels(y, labels, P.shape[1])
         conf, pred = top_label(P_in)
-        y_index = np.searchsorted(classes, y)
-        y_index = np.minimum(y_index, classes.shape[0] - 1)
-        if not np.all(classes[y_index] == y):
-            unknown = np.setdiff1d(y, classes)
-            raise ValueError(
-                f"y_true has labels {unknown.tolist()} that are not in labels "
-                f"{classes.tolist()}."
-            )
+        y_index = label_positions(classes, y)
         correct = (y_index == pred).astype(label_dtype)
         return correct, conf, w
 
@@ -408,7 +434,7 @@ def check_binary_calibration_input(
             "predict_proba output for multiclass problems)."
         )
     pos_label = resolve_pos_label(classes, pos_label)
-    y_bin = (y == pos_label).astype(label_dtype)
+    y_bin = _label_mask(y, pos_label).astype(label_dtype)
     if P.ndim == 1:
         p = P
     else:

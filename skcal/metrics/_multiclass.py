@@ -9,6 +9,7 @@ from .._validation import (
     check_same_length,
     check_sample_weight,
     check_y_true,
+    label_positions,
     resolve_labels,
 )
 from ..utilities._engine import Predictions, evaluate_blocks
@@ -77,13 +78,7 @@ def check_multiclass_input(y_true, y_proba, sample_weight=None, labels=None):
         # binary: the probability of the second class, as predict_proba[:, 1]
         P = np.column_stack([1.0 - P, P])
     classes = resolve_labels(y, labels, P.shape[1], proba_name="y_proba")
-    index = np.minimum(np.searchsorted(classes, y), classes.shape[0] - 1)
-    if not np.all(classes[index] == y):
-        unknown = np.setdiff1d(y, classes)
-        raise ValueError(
-            f"y_true has labels {unknown.tolist()} that are not in labels "
-            f"{classes.tolist()}."
-        )
+    index = label_positions(classes, y)
     return index.astype(np.intp), P, w
 
 
