@@ -1,20 +1,32 @@
 """skcal: exact, fast calibration measures, tests and recalibrators for scikit-learn."""
 
+from ._plotting import UtilityCalibrationDisplay
+from ._version import __version__
+from .decisions import DecisionTask, RoundedResponseClassifier, SCDLRounding
+from .measures import (
+    BinnedECE,
+    CalibrationDecisionLoss,
+    CutoffCalibrationError,
+    LowerDistanceToCalibration,
+    SmoothCalibrationError,
+    SoftBinnedCDL,
+    UtilityCalibrationError,
+)
 from .metrics import (
+    binned_ece,
     calibration_decision_loss,
     calibration_fixed_decision_loss,
-    maximum_swap_regret,
     cutoff_calibration_error,
-    soft_binned_cdl,
-    binned_ece,
-    utility_calibration_error,
-    utility_calibration_ecdf,
-    smooth_calibration_error,
     lower_distance_to_calibration,
+    maximum_swap_regret,
+    smooth_calibration_error,
+    soft_binned_cdl,
+    utility_calibration_ecdf,
+    utility_calibration_error,
 )
-from .decisions import DecisionTask, RoundedResponseClassifier, SCDLRounding
 from .recalibration import RecalibratedClassifier, UtilityPatchingRecalibrator
-from ._plotting import UtilityCalibrationDisplay
+from .scorers import CalibrationScorer, get_scorer, get_scorer_names, make_scorers
+from .tester import CalibrationTester, CalibrationTestResult
 from .utilities import (
     DCG,
     ClassWise,
@@ -33,21 +45,8 @@ from .utilities import (
     UtilityFamily,
 )
 
-from .measures import (
-    BinnedECE,
-    CalibrationDecisionLoss,
-    CutoffCalibrationError,
-    LowerDistanceToCalibration,
-    SmoothCalibrationError,
-    SoftBinnedCDL,
-    UtilityCalibrationError,
-)
-from .scorers import CalibrationScorer, get_scorer, get_scorer_names, make_scorers
-from .tester import CalibrationTester, CalibrationTestResult
-
-from ._version import __version__
-
 __all__ = [
+    "__version__",
     "BinnedECE",
     "CalibrationDecisionLoss",
     "CutoffCalibrationError",

@@ -1,8 +1,15 @@
 import numpy as np
 import pytest
-from cases import over_cases, random_case, random_cases, repeat_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from skcal import (
+    calibration_decision_loss,
+    calibration_fixed_decision_loss,
+    maximum_swap_regret,
+)
+
+from cases import over_cases, random_case, random_cases, repeat_rows
 from reference import (
     _cdl_groups,
     cdl_dense_lp,
@@ -10,12 +17,6 @@ from reference import (
     cdl_three_action_bruteforce,
     cfdl_bruteforce,
     prediction_swap_regret,
-)
-
-from skcal import (
-    calibration_decision_loss,
-    calibration_fixed_decision_loss,
-    maximum_swap_regret,
 )
 
 # HiGHS solves the reference LP to its default feasibility tolerance (1e-7).

@@ -1,11 +1,12 @@
 import numpy as np
 import pytest
-from cases import over_cases, random_case, random_cases, repeat_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import binned_ece_reference
 
 from skcal import binned_ece
+
+from cases import over_cases, random_case, random_cases, repeat_rows
+from reference import binned_ece_reference
 
 NORMS = ["l1", "l2", "max"]
 STRATEGIES = ["uniform", "quantile"]

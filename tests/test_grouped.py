@@ -4,8 +4,6 @@ import pickle
 
 import numpy as np
 import pytest
-from cases import random_cases
-from reference import grouped_reference
 
 from skcal import (
     binned_ece,
@@ -18,6 +16,9 @@ from skcal import (
     soft_binned_cdl,
 )
 from skcal._grouped import GroupedStatistic, binary_statistic, group
+
+from cases import random_cases
+from reference import grouped_reference
 
 CASES = random_cases(31, 300, max_n=80)
 

@@ -2,10 +2,8 @@
 
 import numpy as np
 import pytest
-from cases import over_cases, random_cases
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import family_calibration_bruteforce, utility_calibration_bruteforce
 from test_utilities import random_labels, random_proba, random_spec
 
 from skcal import (
@@ -24,6 +22,9 @@ from skcal import (
     utility_calibration_error,
 )
 from skcal._kernels._interval import max_abs_interval, max_abs_interval_rows
+
+from cases import over_cases, random_cases
+from reference import family_calibration_bruteforce, utility_calibration_bruteforce
 
 
 def random_weights(rng, n):

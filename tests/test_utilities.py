@@ -4,12 +4,6 @@ import pickle
 
 import numpy as np
 import pytest
-from cases import over_cases
-from reference import (
-    predicted_and_realised_bruteforce,
-    rank_bruteforce,
-    utility_vector_bruteforce,
-)
 from sklearn.base import clone
 
 from skcal import (
@@ -30,6 +24,13 @@ from skcal import (
     UtilityFamily,
 )
 from skcal.utilities._engine import distinct_rows, ranks
+
+from cases import over_cases
+from reference import (
+    predicted_and_realised_bruteforce,
+    rank_bruteforce,
+    utility_vector_bruteforce,
+)
 
 
 def random_proba(rng, n, C):

@@ -113,7 +113,9 @@ def check_values(value, name, owner, ndim):
     try:
         array = np.array(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"{owner}: {name} must be a numeric array, got {value!r}.")
+        raise TypeError(
+            f"{owner}: {name} must be a numeric array, got {value!r}."
+        ) from None
     if array.ndim != ndim or 0 in array.shape:
         raise ValueError(
             f"{owner}: {name} must be a non-empty {ndim}-dimensional array, "
