@@ -37,29 +37,44 @@ def _parser():
     report.add_argument("file", help="CSV (or .parquet) file with a header row")
     report.add_argument("--label", required=True, help="column of observed labels")
     report.add_argument(
-        "--proba", required=True, nargs="+", metavar="COL",
+        "--proba",
+        required=True,
+        nargs="+",
+        metavar="COL",
         help="probability of the positive class (one column), or one column "
         "per class (rows must sum to 1; top-label calibration is measured)",
     )
     report.add_argument("--weight", metavar="COL", help="column of sample weights")
     report.add_argument(
-        "--classes", nargs="+", metavar="LABEL",
+        "--classes",
+        nargs="+",
+        metavar="LABEL",
         help="class of each --proba column (default: the sorted labels)",
     )
     report.add_argument(
-        "--pos-label", metavar="LABEL",
+        "--pos-label",
+        metavar="LABEL",
         help="positive class for one --proba column (default: 1 for 0/1 labels)",
     )
     report.add_argument("--name", help="model name in the table")
-    report.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page")
-    report.add_argument("--json", action="store_true", help="print JSON instead of the table")
     report.add_argument(
-        "--fail-if-miscalibrated", type=float, metavar="EPS",
+        "--html", metavar="FILE", help="also write a self-contained HTML page"
+    )
+    report.add_argument(
+        "--json", action="store_true", help="print JSON instead of the table"
+    )
+    report.add_argument(
+        "--fail-if-miscalibrated",
+        type=float,
+        metavar="EPS",
         help="exit with status 1 when the test rejects 'distance to calibration "
         "<= EPS' (EPS in [0, 1); 0 is the plain test), at alpha = 0.05",
     )
     report.add_argument(
-        "--resamples", type=int, default=200, metavar="B",
+        "--resamples",
+        type=int,
+        default=200,
+        metavar="B",
         help="data sets drawn as if calibrated, for the scale (default 200)",
     )
     report.add_argument("--random-state", type=int, default=0)

@@ -37,8 +37,11 @@ def run_demo(random_state=0, out=print, n_resamples=200):
         p = model.fit(X_train, y_train).predict_proba(X_test)[:, 1]
         accuracy[name] = float(np.mean((p >= 0.5) == y_test))
         summaries[name] = calibration_summary(
-            y_test.astype(np.float64), p, w,
-            n_resamples=n_resamples, random_state=random_state,
+            y_test.astype(np.float64),
+            p,
+            w,
+            n_resamples=n_resamples,
+            random_state=random_state,
         )
     title = (
         f"skcal demo: breast cancer, {X_train.shape[0]} training and "

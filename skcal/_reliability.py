@@ -16,6 +16,7 @@ from .metrics import (
 
 __all__ = [
     "ReliabilityDisplay",
+    "plot_classwise_reliability",
     "plot_patching_history",
     "plot_test_result",
     "null_bin_frequencies",
@@ -275,7 +276,9 @@ class ReliabilityDisplay:
         (self.line_,) = ax.plot(self.prob_pred, self.prob_true, **kwargs)
         color = self.line_.get_color()
         if not getattr(ax, "_skcal_diagonal", False):
-            ax.plot([0, 1], [0, 1], ls="--", color="0.5", lw=1, label="perfectly calibrated")
+            ax.plot(
+                [0, 1], [0, 1], ls="--", color="0.5", lw=1, label="perfectly calibrated"
+            )
             ax._skcal_diagonal = True
 
         self.band_ = None
@@ -331,7 +334,8 @@ class ReliabilityDisplay:
         ax.set_xlim(-0.02, 1.02)
         ax.set_ylim(-0.02, 1.02)
         ax.set_ylabel(
-            "observed accuracy" if self.top_label
+            "observed accuracy"
+            if self.top_label
             else "observed frequency of the positive class"
         )
         ax.tick_params(labelbottom=False)
@@ -340,8 +344,14 @@ class ReliabilityDisplay:
             self.y_prob, bins=20, range=(0, 1), weights=self.sample_weight
         )
         self.hist_ = hist_ax.bar(
-            edges[:-1], counts, width=np.diff(edges), align="edge",
-            color=color, alpha=0.35, ec=color, lw=0.5,
+            edges[:-1],
+            counts,
+            width=np.diff(edges),
+            align="edge",
+            color=color,
+            alpha=0.35,
+            ec=color,
+            lw=0.5,
         )
         hist_ax.set_ylabel("total weight" if self.weighted else "number of predictions")
         hist_ax.set_xlabel(what)
@@ -357,7 +367,10 @@ class ReliabilityDisplay:
                 witness_ax.set_ylabel("smCE witness")
             points, witness = self.details["smce"]
             (self.witness_line_,) = witness_ax.plot(
-                points, witness, color=color, lw=1.2,
+                points,
+                witness,
+                color=color,
+                lw=1.2,
                 label="smCE witness (+: outcomes above predictions)",
             )
         # one legend on the diagram, the witness lines of every model included
@@ -430,7 +443,11 @@ class ReliabilityDisplay:
         import_pyplot(f"{cls.__name__}.from_predictions")
         if not 0 < band_level < 1:
             raise ValueError(f"band_level must be in (0, 1), got {band_level!r}.")
-        if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer) or n_resamples < 0:
+        if (
+            isinstance(n_resamples, bool)
+            or not isinstance(n_resamples, int | np.integer)
+            or n_resamples < 0
+        ):
             raise ValueError(
                 f"n_resamples must be a non-negative integer, got {n_resamples!r}."
             )
@@ -441,7 +458,11 @@ class ReliabilityDisplay:
         top_label = np.ndim(y_prob) == 2 and np.shape(y_prob)[1] > 2
         # the measures and bins on the reduced binary data (y, p, w)
         ece, bins = binned_ece(
-            y, p, sample_weight=w, n_bins=n_bins, strategy="quantile",
+            y,
+            p,
+            sample_weight=w,
+            n_bins=n_bins,
+            strategy="quantile",
             return_details=True,
         )
         full = bins.bin_weight > 0
@@ -457,7 +478,9 @@ class ReliabilityDisplay:
             )
             tail = (1 - band_level) / 2
             band = np.quantile(freq, [tail, 1 - tail], axis=0)
-        smce, smce_details = smooth_calibration_error(y, p, sample_weight=w, return_details=True)
+        smce, smce_details = smooth_calibration_error(
+            y, p, sample_weight=w, return_details=True
+        )
         cutoff, cutoff_details = cutoff_calibration_error(
             y, p, sample_weight=w, return_details=True
         )
@@ -481,7 +504,8 @@ class ReliabilityDisplay:
             estimator_name=name,
             band_level=band_level,
             top_label=top_label,
-            weighted=sample_weight is not None,
+            # a label "total weight" only when the weights are not all 1
+            weighted=not np.all(w == 1.0),
         )
         return display.plot(ax=ax, overlays=overlays, **kwargs)
 
@@ -526,6 +550,16 @@ def _panels(ax):
     return hist_ax
 
 
+_MEASURE_NAMES = {
+    "smce": "smooth calibration error",
+    "dce": "lower distance to calibration",
+    "cutoff": "cutoff calibration error",
+    "scdl": "soft-binned CDL",
+    "cdl": "calibration decision loss",
+    "binned_ece": "binned ECE",
+}
+
+
 def plot_test_result(result, ax=None, *, null_statistics=None):
     """Draw a calibration test: null distribution, statistic, threshold, verdict.
 
@@ -558,7 +592,7 @@ def plot_test_result(result, ax=None, *, null_statistics=None):
     >>> tester = CalibrationTester(n_resamples=199, random_state=0).fit(y, p)
     >>> ax = plot_test_result(tester)
     >>> ax.get_title()
-    'smce test: calibrated (p = 0.145)'
+    'Calibration test: calibrated, p-value 0.145'
     """
     plt = import_pyplot("plot_test_result")
     tester = None
@@ -572,21 +606,37 @@ def plot_test_result(result, ax=None, *, null_statistics=None):
         _, ax = plt.subplots(figsize=(6.4, 3.6))
     if null_statistics is not None:
         null = np.asarray(null_statistics, dtype=np.float64)
-        ax.hist(null, bins=40, color="0.7", ec="0.5", lw=0.4,
-                label=f"{null.shape[0]} data sets resampled as if calibrated")
+        ax.hist(
+            null,
+            bins=40,
+            color="0.7",
+            ec="0.5",
+            lw=0.4,
+            label=f"{null.shape[0]} data sets resampled as if calibrated",
+        )
         ax.set_ylabel("number of resampled data sets")
+        ax.set_ylim(top=1.5 * ax.get_ylim()[1])  # room for the legend
     else:
         ax.set_yticks([])
     verdict = "calibrated" if result.calibrated else "not calibrated"
     color = "tab:green" if result.calibrated else "tab:red"
-    ax.axvline(result.threshold, color="k", ls="--",
-               label=f"threshold {result.threshold:.4f} (alpha = {result.alpha:g})")
-    ax.axvline(result.statistic, color=color, lw=2,
-               label=f"observed {result.statistic:.4f}: {verdict}")
-    ax.set_xlabel(f"{result.measure} (n = {result.n})")
-    p = "" if result.p_value is None else f" (p = {result.p_value:.3g})"
-    ax.set_title(f"{result.measure} test: {verdict}{p}")
-    ax.legend(fontsize="small")
+    ax.axvline(
+        result.threshold,
+        color="k",
+        ls="--",
+        label=f"threshold {result.threshold:.4f} (alpha = {result.alpha:g})",
+    )
+    ax.axvline(
+        result.statistic,
+        color=color,
+        lw=2,
+        label=f"observed {result.statistic:.4f}: {verdict}",
+    )
+    measure = _MEASURE_NAMES.get(result.measure, result.measure)
+    ax.set_xlabel(f"{measure} (n = {result.n})")
+    p = "" if result.p_value is None else f", p-value {result.p_value:.3g}"
+    ax.set_title(f"Calibration test: {verdict}{p}")
+    ax.legend(fontsize="small", loc="upper right")
     ax.set_xlim(left=0)
     return ax
 
@@ -635,18 +685,130 @@ def plot_patching_history(recalibrator, ax=None):
         _, ax = plt.subplots(figsize=(6.4, 3.6))
     brier_ax = ax.twinx()
     t = np.arange(len(history["uc"]))
-    lines = ax.plot(t, history["uc"], "o-", color="tab:blue", ms=3, label="UC, fitted samples")
-    lines += brier_ax.plot(t, history["brier"], "s-", color="tab:orange", ms=3,
-                           label="Brier, fitted samples")
+    lines = ax.plot(
+        t, history["uc"], "o-", color="tab:blue", ms=3, label="UC, fitted samples"
+    )
+    lines += brier_ax.plot(
+        t,
+        history["brier"],
+        "s-",
+        color="tab:orange",
+        ms=3,
+        label="Brier, fitted samples",
+    )
     if "validation_uc" in history:
-        lines += ax.plot(t, history["validation_uc"], "o--", color="tab:blue",
-                         ms=3, alpha=0.7, label="UC, held out")
-        lines += brier_ax.plot(t, history["validation_brier"], "s--",
-                               color="tab:orange", ms=3, alpha=0.7,
-                               label="Brier, held out")
+        lines += ax.plot(
+            t,
+            history["validation_uc"],
+            "o--",
+            color="tab:blue",
+            ms=3,
+            alpha=0.7,
+            label="UC, held out",
+        )
+        lines += brier_ax.plot(
+            t,
+            history["validation_brier"],
+            "s--",
+            color="tab:orange",
+            ms=3,
+            alpha=0.7,
+            label="Brier, held out",
+        )
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("patches made")
     ax.set_ylabel("utility calibration error (UC)")
     brier_ax.set_ylabel("Brier score")
     ax.legend(lines, [line.get_label() for line in lines], fontsize="small")
     ax.set_xlim(-0.2, max(1, t[-1]) + 0.2)
     return ax
+
+
+def plot_classwise_reliability(
+    y_true,
+    y_proba,
+    *,
+    labels=None,
+    sample_weight=None,
+    n_bins=10,
+    random_state=None,
+    axes=None,
+    **kwargs,
+):
+    """Class-wise reliability diagrams of multiclass predictions, side by side.
+
+    For each class ``k``, the one-vs-rest diagram of ``P[:, k]`` against
+    ``1{y = k}``, drawn by :class:`ReliabilityDisplay` with its band and
+    overlays. (The top-label view is ``ReliabilityDisplay.from_predictions``
+    on the whole matrix.)
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+    y_proba : array-like of shape (n_samples, n_classes)
+    labels : array-like of shape (n_classes,), default=None
+        The class of each column; the sorted distinct labels when None (then
+        every class must occur in ``y_true``).
+    sample_weight : array-like of shape (n_samples,), default=None
+    n_bins : int, default=10
+    random_state : int, RandomState instance or None, default=None
+    axes : array of matplotlib Axes, default=None
+        One per class; a new row of axes when None.
+    **kwargs : dict
+        Passed to :meth:`ReliabilityDisplay.from_predictions`.
+
+    Returns
+    -------
+    displays : list of ReliabilityDisplay
+        One per class, titled by the class.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skcal._reliability import plot_classwise_reliability
+    >>> X, y = load_iris(return_X_y=True)
+    >>> P = LogisticRegression(max_iter=500).fit(X, y).predict_proba(X)
+    >>> displays = plot_classwise_reliability(y, P, random_state=0)
+    >>> [d.ax_.get_title() for d in displays]
+    ['class 0', 'class 1', 'class 2']
+    """
+    plt = import_pyplot("plot_classwise_reliability")
+    y = np.asarray(y_true)
+    P = np.asarray(y_proba)
+    if P.ndim != 2 or P.shape[1] < 2:
+        raise ValueError(
+            f"y_proba must have shape (n_samples, n_classes), got {P.shape}."
+        )
+    classes = np.unique(y) if labels is None else np.asarray(labels)
+    if classes.shape[0] != P.shape[1]:
+        raise ValueError(
+            f"y_proba has {P.shape[1]} columns but there are {classes.shape[0]} "
+            "classes; pass labels, the class of each column."
+        )
+    if axes is None:
+        _, axes = plt.subplots(
+            1,
+            P.shape[1],
+            figsize=(5.8 * P.shape[1], 6.2),
+            gridspec_kw={"wspace": 0.45},
+        )
+    axes = np.ravel(axes)
+    displays = []
+    for k, (cls, ax) in enumerate(zip(classes, axes)):
+        d = ReliabilityDisplay.from_predictions(
+            (y == cls).astype(np.float64),
+            P[:, k],
+            sample_weight=sample_weight,
+            n_bins=n_bins,
+            random_state=random_state,
+            ax=ax,
+            **kwargs,
+        )
+        ax.set_title(f"class {cls}")
+        displays.append(d)
+    return displays

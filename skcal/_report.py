@@ -28,18 +28,42 @@ __all__ = ["MEASURES", "calibration_summary", "format_table", "read_predictions"
 # (key, short label, function in skcal.metrics, one plain line). Each line
 # fits 80 columns after a two-space indent and the label.
 MEASURES = [
-    ("smce", "smooth calibration error", "smooth_calibration_error",
-     "bias a smooth reweighting of predictions can reveal"),
-    ("dce", "distance to calibration", "lower_distance_to_calibration",
-     "mean distance predictions must move to be calibrated"),
-    ("cutoff", "cutoff calibration error", "cutoff_calibration_error",
-     "largest bias over any range of predictions"),
-    ("scdl", "soft-binned decision loss", "soft_binned_cdl",
-     "cost of acting on the scores, for a decision maker"),
-    ("cdl", "calibration decision loss", "calibration_decision_loss",
-     "worst such cost over all decision tasks"),
-    ("binned_ece", "binned ECE (15 bins)", "binned_ece",
-     "classic error on 15 equal-width bins (bin-dependent)"),
+    (
+        "smce",
+        "smooth calibration error",
+        "smooth_calibration_error",
+        "bias a smooth reweighting of predictions can reveal",
+    ),
+    (
+        "dce",
+        "distance to calibration",
+        "lower_distance_to_calibration",
+        "mean distance predictions must move to be calibrated",
+    ),
+    (
+        "cutoff",
+        "cutoff calibration error",
+        "cutoff_calibration_error",
+        "largest bias over any range of predictions",
+    ),
+    (
+        "scdl",
+        "soft-binned decision loss",
+        "soft_binned_cdl",
+        "cost of acting on the scores, for a decision maker",
+    ),
+    (
+        "cdl",
+        "calibration decision loss",
+        "calibration_decision_loss",
+        "worst such cost over all decision tasks",
+    ),
+    (
+        "binned_ece",
+        "binned ECE (15 bins)",
+        "binned_ece",
+        "classic error on 15 equal-width bins (bin-dependent)",
+    ),
 ]
 
 
@@ -49,8 +73,15 @@ def _measure(key):
 
 
 def calibration_summary(
-    y, p, w, *, n_resamples=200, n_test_resamples=999, tolerance=None,
-    random_state=0, progress=None,
+    y,
+    p,
+    w,
+    *,
+    n_resamples=200,
+    n_test_resamples=999,
+    tolerance=None,
+    random_state=0,
+    progress=None,
 ):
     """Every measure, its scale under the calibrated null, and the test verdict.
 
@@ -68,7 +99,8 @@ def calibration_summary(
         ``tolerance``" (the CI gate).
     random_state : int, RandomState instance or None, default=0
     progress : callable, default=None
-        Called as ``progress(done, total)`` during the resampling.
+        Called as ``progress(done, total)`` during the resampling, and as
+        ``progress(0, 0)`` before the test.
 
     Returns
     -------
@@ -107,6 +139,8 @@ def calibration_summary(
             entry["null_95"] = float(np.quantile(null[key], 0.95))
         measures[key] = entry
     seed = int(rng.randint(2**31 - 1))
+    if progress is not None:
+        progress(0, 0)  # announces the test, whose resamples come next
     tester = CalibrationTester(n_resamples=n_test_resamples, random_state=seed)
     summary = {
         "n": int(p.shape[0]),
@@ -166,9 +200,7 @@ def format_table(summaries, *, title=None):
     col_w = max(17, *(len(n) for n in names))
     lines = [] if title is None else [title, ""]
     head1 = " " * label_w + "".join(f"  {n:>{col_w}}" for n in names)
-    head2 = " " * label_w + "".join(
-        f"  {'value (calib.)*':>{col_w}}" for _ in names
-    )
+    head2 = " " * label_w + "".join(f"  {'value (calib.)*':>{col_w}}" for _ in names)
     lines += [head1, head2, "-" * len(head2)]
     for key, label, _, _ in MEASURES:
         cells = []
@@ -182,9 +214,7 @@ def format_table(summaries, *, title=None):
         for n in names
     )
     lines.append(f"{'calibrated? (test)':<{label_w}}" + verdict)
-    pvals = "".join(
-        f"  {summaries[n]['test']['p_value']:>{col_w}.3f}" for n in names
-    )
+    pvals = "".join(f"  {summaries[n]['test']['p_value']:>{col_w}.3f}" for n in names)
     lines.append(f"{'  p-value':<{label_w}}" + pvals)
     if all("gate" in summaries[n] for n in names):
         tol = summaries[names[0]]["gate"]["tolerance"]
@@ -381,13 +411,14 @@ def read_predictions(path, label, proba, weight=None, classes=None, pos_label=No
             )
         y_true, y_prob, labels_arg = labels, P, np.array(cls)
     try:
-        y, p, w = check_binary_calibration_input(
-            y_true, y_prob, w, labels=labels_arg
-        )
+        y, p, w = check_binary_calibration_input(y_true, y_prob, w, labels=labels_arg)
     except ValueError as exc:
         raise ReportInputError(f"{path}: {exc}") from exc
-    return (np.asarray(y, dtype=np.float64), np.asarray(p, dtype=np.float64),
-            np.asarray(w, dtype=np.float64))
+    return (
+        np.asarray(y, dtype=np.float64),
+        np.asarray(p, dtype=np.float64),
+        np.asarray(w, dtype=np.float64),
+    )
 
 
 # --- output --------------------------------------------------------------------
@@ -428,9 +459,10 @@ def render_html(summary, y, p, w, *, title, table_lines, random_state=0):
         m = summary["measures"][key]
         null = "" if m["null_95"] is None else f"{m['null_95']:.4f}"
         rows.append(
-            f'<tr><td>{html.escape(label)}</td>'
+            f"<tr><td>{html.escape(label)}</td>"
             f'<td class="value" data-measure="{key}" data-value="{m["value"]!r}">'
-            f'{m["value"]:.4f}</td><td>{null}</td><td>{html.escape(meaning)}</td></tr>'
+            f'{m["value"]:.4f}</td><td class="value">{null}</td>'
+            f"<td>{html.escape(meaning)}</td></tr>"
         )
     test = summary["test"]
     verdict = "calibrated" if test["calibrated"] else "not calibrated"
@@ -445,15 +477,15 @@ def render_html(summary, y, p, w, *, title, table_lines, random_state=0):
 body {{ font-family: sans-serif; max-width: 60em; margin: 2em auto; color: #222; }}
 table {{ border-collapse: collapse; margin: 1em 0; }}
 td, th {{ border-bottom: 1px solid #ddd; padding: 0.3em 0.8em; text-align: left; }}
-td.value {{ font-family: monospace; text-align: right; }}
+td.value {{ font-family: monospace; font-size: 1.05em; text-align: right; }}
 .verdict {{ font-size: 1.2em; }}
 img {{ max-width: 100%; }}
 pre {{ background: #f6f6f6; padding: 0.8em; }}
 </style></head><body>
 <h1>{html.escape(title)}</h1>
-<p class="verdict" id="verdict" data-calibrated="{str(test['calibrated']).lower()}">
-Test (smooth calibration error, alpha = {test['alpha']:g}): <b>{verdict}</b>,
-p-value {test['p_value']:.3f}, n = {summary['n']}.</p>
+<p class="verdict" id="verdict" data-calibrated="{str(test["calibrated"]).lower()}">
+Test (smooth calibration error, alpha = {test["alpha"]:g}): <b>{verdict}</b>,
+p-value {test["p_value"]:.3f}, n = {summary["n"]}.</p>
 <table id="measures">
 <tr><th>measure</th><th>value</th><th>95% of calibrated models below</th>
 <th>what it says</th></tr>
@@ -475,9 +507,12 @@ def _progress_printer(stream):
         return None
 
     def progress(done, total):
-        stream.write(f"\rresampling the calibrated null: {done}/{total}")
-        if done == total:
-            stream.write("\n")
+        if total == 0:
+            stream.write("testing calibration (999 resamples)...\n")
+        else:
+            stream.write(f"\rresampling the calibrated null: {done}/{total}")
+            if done == total:
+                stream.write("\n")
         stream.flush()
 
     return progress
@@ -488,14 +523,20 @@ def run_report(args, out=print, err=None):
     err = sys.stderr if err is None else err
     try:
         y, p, w = read_predictions(
-            args.file, args.label, args.proba, args.weight, args.classes,
+            args.file,
+            args.label,
+            args.proba,
+            args.weight,
+            args.classes,
             args.pos_label,
         )
     except ReportInputError as exc:
         err.write(f"skcal report: error: {exc}\n")
         return 2
     summary = calibration_summary(
-        y, p, w,
+        y,
+        p,
+        w,
         n_resamples=args.resamples,
         tolerance=args.fail_if_miscalibrated,
         random_state=args.random_state,
@@ -503,8 +544,7 @@ def run_report(args, out=print, err=None):
     )
     name = args.name or args.proba[0]
     title = (
-        f"skcal report: {os.path.basename(str(args.file))}, "
-        f"{summary['n']} predictions"
+        f"skcal report: {os.path.basename(str(args.file))}, {summary['n']} predictions"
     )
     lines = format_table({name: summary}, title=title)
     if args.json:
@@ -514,7 +554,12 @@ def run_report(args, out=print, err=None):
             out(line)
     if args.html:
         page = render_html(
-            summary, y, p, w, title=title, table_lines=lines,
+            summary,
+            y,
+            p,
+            w,
+            title=title,
+            table_lines=lines,
             random_state=args.random_state,
         )
         with open(args.html, "w", encoding="utf-8") as f:

@@ -1,8 +1,6 @@
 import subprocess
 import sys
 
-import numpy as np
-
 from skcal import metrics
 from skcal._demo import MEASURES, run_demo
 
@@ -34,7 +32,7 @@ def test_demo_values_equal_direct_calls():
     run_demo(out=lines.append, n_resamples=5)
     for _, label, func_name, _ in MEASURES:
         row = next(line for line in lines if line.startswith(label))
-        cells = row[len(label):].split()
+        cells = row[len(label) :].split()
         value = float(cells[2])  # naive Bayes: second model, after "(level)"
         assert abs(value - getattr(metrics, func_name)(y_test, p)) < 5e-5
 
@@ -42,7 +40,10 @@ def test_demo_values_equal_direct_calls():
 def test_demo_into_a_closed_pipe_is_quiet():
     proc = subprocess.run(
         f"{sys.executable} -m skcal demo | head -3",
-        shell=True, capture_output=True, text=True, timeout=600,
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.stdout.count("\n") == 3
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr

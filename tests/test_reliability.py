@@ -11,17 +11,17 @@ import pytest
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.collections import PathCollection, PolyCollection  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
 
+import skcal._reliability as reliability  # noqa: E402
 from skcal import (  # noqa: E402
     CalibrationTester,
     UtilityPatchingRecalibrator,
+    binned_ece,
     cutoff_calibration_error,
     smooth_calibration_error,
     soft_binned_cdl,
-    binned_ece,
 )
-import skcal._reliability as reliability  # noqa: E402
 from skcal._reliability import (  # noqa: E402
     ReliabilityDisplay,
     null_bin_frequencies,
@@ -107,7 +107,9 @@ def test_band_covers_calibrated_points_at_its_level():
     coverage = np.mean(inside)
     assert 0.86 <= coverage <= 0.97, coverage
     y, p = _data(3000, power=2.0)
-    d = ReliabilityDisplay.from_predictions(y, p, n_bins=10, band_level=0.9, random_state=0)
+    d = ReliabilityDisplay.from_predictions(
+        y, p, n_bins=10, band_level=0.9, random_state=0
+    )
     assert np.mean((d.band[0] <= d.prob_true) & (d.prob_true <= d.band[1])) < 0.5
 
 
@@ -118,8 +120,9 @@ def test_curve_is_weighted_bin_mean_and_artists_match_direct_calls():
         y, p, sample_weight=w, n_bins=6, name="m", random_state=0
     )
     # the curve: equal-weight bins of binned_ece's quantile strategy
-    _, det = binned_ece(y, p, sample_weight=w, n_bins=6, strategy="quantile",
-                        return_details=True)
+    _, det = binned_ece(
+        y, p, sample_weight=w, n_bins=6, strategy="quantile", return_details=True
+    )
     for k in range(6):
         rows = (p >= det.bin_lower[k]) & (p <= det.bin_upper[k])
         assert abs(d.prob_true[k] - np.sum(w[rows] * y[rows]) / np.sum(w[rows])) < 1e-12
@@ -249,12 +252,17 @@ def test_plot_patching_history_draws_every_curve():
     rng = np.random.default_rng(0)
     P = rng.dirichlet(np.ones(3), size=300)
     y = np.array([rng.choice(3, p=np.roll(q, 1)) for q in P])
-    rec = UtilityPatchingRecalibrator(max_iter=4, validation_fraction=0.3,
-                                      random_state=0).fit(P, y)
+    rec = UtilityPatchingRecalibrator(
+        max_iter=4, validation_fraction=0.3, random_state=0
+    ).fit(P, y)
     ax = plot_patching_history(rec)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels == ["UC, fitted samples", "Brier, fitted samples",
-                      "UC, held out", "Brier, held out"]
+    assert labels == [
+        "UC, fitted samples",
+        "Brier, fitted samples",
+        "UC, held out",
+        "Brier, held out",
+    ]
     np.testing.assert_allclose(ax.lines[0].get_ydata(), rec.history_["uc"])
     with pytest.raises(ValueError, match="fit"):
         plot_patching_history(UtilityPatchingRecalibrator())
@@ -275,10 +283,32 @@ def test_docstring_examples_of_the_module():
 def test_gallery_example_runs_headless(tmp_path):
     out = tmp_path / "diagram.png"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "plot_reliability_diagram.py"), str(out)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            str(ROOT / "examples" / "plot_reliability_diagram.py"),
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={"MPLBACKEND": "Agg", "PATH": "", "HOME": str(tmp_path)},
     )
     assert proc.returncode == 0, proc.stderr
     assert "logistic: smce" in proc.stdout
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_classwise_view_is_one_vs_rest_per_class():
+    from skcal._reliability import plot_classwise_reliability
+
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(3), size=300)
+    y = np.array([rng.choice(["a", "b", "c"], p=q) for q in P])
+    displays = plot_classwise_reliability(y, P, random_state=0, n_bins=5)
+    assert [d.ax_.get_title() for d in displays] == ["class a", "class b", "class c"]
+    for k, d in enumerate(displays):
+        direct = smooth_calibration_error((y == "abc"[k]).astype(int), P[:, k])
+        assert abs(d.measures["smce"] - direct) < 1e-12
+        assert d.ax_hist_.get_xlabel() == "predicted probability"
+    with pytest.raises(ValueError, match="labels"):
+        plot_classwise_reliability(y, P[:, :2])

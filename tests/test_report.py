@@ -10,8 +10,8 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
-from skcal import metrics
 import skcal._report as report
+from skcal import metrics
 from skcal.__main__ import main
 from skcal._report import MEASURES
 
@@ -29,8 +29,10 @@ def _binary_file(tmp_path, n=300, seed=0, shift=0.0, weights=False):
     y = (rng.uniform(size=n) < np.clip(p + shift, 0, 1)).astype(int)
     w = rng.uniform(0.5, 2, size=n)
     header = ["y", "p"] + (["w"] if weights else [])
-    rows = [[a, repr(float(b))] + ([repr(float(c))] if weights else [])
-            for a, b, c in zip(y, p, w)]
+    rows = [
+        [a, repr(float(b))] + ([repr(float(c))] if weights else [])
+        for a, b, c in zip(y, p, w)
+    ]
     return _write(tmp_path / "preds.csv", header, rows), y, p, w
 
 
@@ -42,14 +44,16 @@ def _run(argv, capsys):
 
 def test_table_has_every_measure_equal_to_direct_calls(tmp_path, capsys):
     path, y, p, w = _binary_file(tmp_path, weights=True)
-    status, out, err = _run([path, "--label", "y", "--proba", "p", "--weight", "w",
-                             "--resamples", "20"], capsys)
+    status, out, err = _run(
+        [path, "--label", "y", "--proba", "p", "--weight", "w", "--resamples", "20"],
+        capsys,
+    )
     assert status == 0, err
     lines = out.splitlines()
     assert max(map(len, lines)) <= 80
     for _, label, func, _ in MEASURES:
         row = next(line for line in lines if line.startswith(label))
-        value = float(row[len(label):].split()[0])
+        value = float(row[len(label) :].split()[0])
         assert abs(value - getattr(metrics, func)(y, p, sample_weight=w)) < 5e-5
     assert "calibrated? (test)" in out
     assert err == ""  # no progress off a terminal
@@ -57,8 +61,21 @@ def test_table_has_every_measure_equal_to_direct_calls(tmp_path, capsys):
 
 def test_json_values_and_gate(tmp_path, capsys):
     path, y, p, _ = _binary_file(tmp_path)
-    status, out, _ = _run([path, "--label", "y", "--proba", "p", "--json",
-                           "--resamples", "10", "--fail-if-miscalibrated", "0"], capsys)
+    status, out, _ = _run(
+        [
+            path,
+            "--label",
+            "y",
+            "--proba",
+            "p",
+            "--json",
+            "--resamples",
+            "10",
+            "--fail-if-miscalibrated",
+            "0",
+        ],
+        capsys,
+    )
     data = json.loads(out)
     for key, _, func, _ in MEASURES:
         assert data["measures"][key]["value"] == getattr(metrics, func)(y, p)
@@ -69,16 +86,52 @@ def test_json_values_and_gate(tmp_path, capsys):
 
 def test_gate_exit_status(tmp_path, capsys):
     path, *_ = _binary_file(tmp_path, n=2000, shift=0.2)
-    status, _, err = _run([path, "--label", "y", "--proba", "p", "--resamples", "0",
-                           "--fail-if-miscalibrated", "0.01"], capsys)
+    status, _, err = _run(
+        [
+            path,
+            "--label",
+            "y",
+            "--proba",
+            "p",
+            "--resamples",
+            "0",
+            "--fail-if-miscalibrated",
+            "0.01",
+        ],
+        capsys,
+    )
     assert status == 1 and "not calibrated within 0.01" in err
     # a loose tolerance passes the same data
-    status, out, _ = _run([path, "--label", "y", "--proba", "p", "--resamples", "0",
-                           "--fail-if-miscalibrated", "0.3"], capsys)
+    status, out, _ = _run(
+        [
+            path,
+            "--label",
+            "y",
+            "--proba",
+            "p",
+            "--resamples",
+            "0",
+            "--fail-if-miscalibrated",
+            "0.3",
+        ],
+        capsys,
+    )
     assert status == 0 and "pass" in out
     path, *_ = _binary_file(tmp_path, n=2000, shift=0.0, seed=5)
-    status, _, _ = _run([path, "--label", "y", "--proba", "p", "--resamples", "0",
-                         "--fail-if-miscalibrated", "0"], capsys)
+    status, _, _ = _run(
+        [
+            path,
+            "--label",
+            "y",
+            "--proba",
+            "p",
+            "--resamples",
+            "0",
+            "--fail-if-miscalibrated",
+            "0",
+        ],
+        capsys,
+    )
     assert status == 0
 
 
@@ -101,8 +154,22 @@ def test_html_page_is_self_contained_with_exact_values(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     path, y, p, w = _binary_file(tmp_path, weights=True)
     page = tmp_path / "r.html"
-    status, _, _ = _run([path, "--label", "y", "--proba", "p", "--weight", "w",
-                         "--resamples", "10", "--html", page], capsys)
+    status, _, _ = _run(
+        [
+            path,
+            "--label",
+            "y",
+            "--proba",
+            "p",
+            "--weight",
+            "w",
+            "--resamples",
+            "10",
+            "--html",
+            page,
+        ],
+        capsys,
+    )
     assert status == 0
     parser = _Page()
     parser.feed(page.read_text())
@@ -121,10 +188,26 @@ def test_multiclass_columns_top_label(tmp_path, capsys):
     rng = np.random.default_rng(0)
     P = rng.dirichlet(np.ones(3), size=200)
     y = np.array([rng.choice(["a", "b", "c"], p=q) for q in P])
-    path = _write(tmp_path / "m.csv", ["label", "pa", "pb", "pc"],
-                  [[lab, *map(repr, map(float, q))] for lab, q in zip(y, P)])
-    status, out, _ = _run([path, "--label", "label", "--proba", "pa", "pb", "pc",
-                           "--json", "--resamples", "5"], capsys)
+    path = _write(
+        tmp_path / "m.csv",
+        ["label", "pa", "pb", "pc"],
+        [[lab, *map(repr, map(float, q))] for lab, q in zip(y, P)],
+    )
+    status, out, _ = _run(
+        [
+            path,
+            "--label",
+            "label",
+            "--proba",
+            "pa",
+            "pb",
+            "pc",
+            "--json",
+            "--resamples",
+            "5",
+        ],
+        capsys,
+    )
     assert status == 0
     data = json.loads(out)
     direct = metrics.smooth_calibration_error(y, P, labels=["a", "b", "c"])
@@ -140,8 +223,12 @@ def test_multiclass_columns_top_label(tmp_path, capsys):
         (["y", "p"], [[0, 0.2], [1, 1.5]], [], "outside [0, 1]"),
         (["y", "p"], [[0, -0.1]], [], "outside [0, 1]"),
         (["y", "p"], [[0, "nan"]], [], "not a finite number"),
-        (["y", "p0", "p1"], [[0, 0.2, 0.8], [1, 0.5, 0.6]],
-         ["--proba", "p0", "p1"], "sum to"),
+        (
+            ["y", "p0", "p1"],
+            [[0, 0.2, 0.8], [1, 0.5, 0.6]],
+            ["--proba", "p0", "p1"],
+            "sum to",
+        ),
         (["y", "p"], [], [], "no data rows"),
         (["y", "p"], [[0, 0.2, 3]], [], "3 cells"),
         (["y", "p"], [["cat", 0.2], ["dog", 0.4]], [], "--pos-label"),
@@ -160,10 +247,14 @@ def test_bad_files_give_clear_errors(tmp_path, capsys, header, rows, argv, messa
 
 
 def test_missing_and_empty_files(tmp_path, capsys):
-    status, _, err = _run([tmp_path / "nope.csv", "--label", "y", "--proba", "p"], capsys)
+    status, _, err = _run(
+        [tmp_path / "nope.csv", "--label", "y", "--proba", "p"], capsys
+    )
     assert status == 2 and "no such file" in err
     (tmp_path / "empty.csv").write_text("")
-    status, _, err = _run([tmp_path / "empty.csv", "--label", "y", "--proba", "p"], capsys)
+    status, _, err = _run(
+        [tmp_path / "empty.csv", "--label", "y", "--proba", "p"], capsys
+    )
     assert status == 2 and "empty" in err
 
 
@@ -186,29 +277,66 @@ def test_progress_only_on_a_terminal():
     progress(1, 2)
     progress(2, 2)
     assert "2/2" in tty.text and tty.text.endswith("\n")
+    progress(0, 0)
+    assert tty.text.endswith("resamples)...\n")
     assert report._progress_printer(open(__file__)) is None
 
 
 def test_command_line_subprocess_and_help(tmp_path):
     path, *_ = _binary_file(tmp_path)
     proc = subprocess.run(
-        [sys.executable, "-m", "skcal", "report", str(path), "--label", "y",
-         "--proba", "p", "--resamples", "5"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "skcal",
+            "report",
+            str(path),
+            "--label",
+            "y",
+            "--proba",
+            "p",
+            "--resamples",
+            "5",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0 and "smooth calibration error" in proc.stdout
     assert proc.stderr == ""
     helptext = subprocess.run(
         [sys.executable, "-m", "skcal", "report", "--help"],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     ).stdout
-    for option in ("--label", "--proba", "--weight", "--html", "--json",
-                   "--fail-if-miscalibrated", "exit status"):
+    for option in (
+        "--label",
+        "--proba",
+        "--weight",
+        "--html",
+        "--json",
+        "--fail-if-miscalibrated",
+        "exit status",
+    ):
         assert option in helptext
     bad = subprocess.run(
-        [sys.executable, "-m", "skcal", "report", str(path), "--label", "y",
-         "--proba", "p", "--fail-if-miscalibrated", "1.5"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "skcal",
+            "report",
+            str(path),
+            "--label",
+            "y",
+            "--proba",
+            "p",
+            "--fail-if-miscalibrated",
+            "1.5",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert bad.returncode == 2 and "[0, 1)" in bad.stderr
 
@@ -216,3 +344,18 @@ def test_command_line_subprocess_and_help(tmp_path):
 def test_docstring_examples_of_the_module():
     result = doctest.testmod(report, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_parquet_when_pandas_and_pyarrow_are_installed(tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=100)
+    y = (rng.uniform(size=100) < p).astype(int)
+    pd.DataFrame({"y": y, "p": p}).to_parquet(tmp_path / "x.parquet")
+    status, out, _ = _run(
+        [tmp_path / "x.parquet", "--label", "y", "--proba", "p", "--json"], capsys
+    )
+    assert status == 0
+    value = json.loads(out)["measures"]["smce"]["value"]
+    assert value == metrics.smooth_calibration_error(y, p)
