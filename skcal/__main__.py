@@ -1,20 +1,111 @@
-"""Command line: ``python -m skcal demo``."""
+"""Command line: ``python -m skcal demo`` and ``python -m skcal report``."""
 
 import argparse
+import os
 import sys
 
+_REPORT_HELP = """\
+Measure the calibration of the predictions in a CSV file (or Parquet, with
+pandas and pyarrow installed): every measure with the level a perfectly
+calibrated model of this size stays below, and a statistical test.
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m skcal")
+examples:
+  python -m skcal report preds.csv --label y --proba p
+  python -m skcal report preds.csv --label y --proba p0 p1 p2 --html r.html
+  python -m skcal report preds.csv --label y --proba p --json
+  python -m skcal report preds.csv --label y --proba p \\
+      --fail-if-miscalibrated 0.02       # exit status 1 when it fails (CI)
+
+exit status: 0 done (and the gate passed); 1 the gate failed; 2 bad input.
+"""
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="python -m skcal",
+        description="skcal: calibration measures, tests and reports.",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="measure two classifiers on breast cancer")
     demo.add_argument("--random-state", type=int, default=0)
-    args = parser.parse_args(argv)
-    if args.command == "demo":
-        from ._demo import run_demo
+    report = sub.add_parser(
+        "report",
+        help="report on a file of predictions",
+        description=_REPORT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    report.add_argument("file", help="CSV (or .parquet) file with a header row")
+    report.add_argument("--label", required=True, help="column of observed labels")
+    report.add_argument(
+        "--proba",
+        required=True,
+        nargs="+",
+        metavar="COL",
+        help="probability of the positive class (one column), or one column "
+        "per class (rows must sum to 1; top-label calibration is measured)",
+    )
+    report.add_argument("--weight", metavar="COL", help="column of sample weights")
+    report.add_argument(
+        "--classes",
+        nargs="+",
+        metavar="LABEL",
+        help="class of each --proba column (default: the sorted labels)",
+    )
+    report.add_argument(
+        "--pos-label",
+        metavar="LABEL",
+        help="positive class for one --proba column (default: 1 for 0/1 labels)",
+    )
+    report.add_argument("--name", help="model name in the table")
+    report.add_argument(
+        "--html", metavar="FILE", help="also write a self-contained HTML page"
+    )
+    report.add_argument(
+        "--json", action="store_true", help="print JSON instead of the table"
+    )
+    report.add_argument(
+        "--fail-if-miscalibrated",
+        type=float,
+        metavar="EPS",
+        help="exit with status 1 when the test rejects 'distance to calibration "
+        "<= EPS' (EPS in [0, 1); 0 is the plain test), at alpha = 0.05",
+    )
+    report.add_argument(
+        "--resamples",
+        type=int,
+        default=200,
+        metavar="B",
+        help="data sets drawn as if calibrated, for the scale (default 200)",
+    )
+    report.add_argument("--random-state", type=int, default=0)
+    return parser
 
-        run_demo(random_state=args.random_state)
-    return 0
+
+def main(argv=None):
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "demo":
+            from ._demo import run_demo
+
+            run_demo(random_state=args.random_state)
+            return 0
+        if args.fail_if_miscalibrated is not None and not (
+            0 <= args.fail_if_miscalibrated < 1
+        ):
+            parser.error("--fail-if-miscalibrated must be in [0, 1).")
+        if args.resamples < 0:
+            parser.error("--resamples must be non-negative.")
+        from ._report import run_report
+
+        status = run_report(args)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # the reader (e.g. `| head`) left: stop quietly, as Unix tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -6,26 +6,21 @@ drawn, so ``import skcal`` never needs it.
 
 import numpy as np
 
+from ._reliability import import_pyplot
 from .metrics import utility_calibration_ecdf
 
 __all__ = ["UtilityCalibrationDisplay"]
 
 
 def _import_pyplot(caller):
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ImportError(
-            f"{caller} requires matplotlib. Install it with "
-            "`pip install matplotlib` (or `pip install skcal[plot]`)."
-        ) from exc
-    return plt
+    return import_pyplot(caller)
 
 
 class UtilityCalibrationDisplay:
     """eCDF of the utility calibration error over a family of utilities.
 
-    Paper 001, Section 4 (Figure 1): for utilities ``u_1, ..., u_M`` drawn
+    Section 4 (Figure 1) of Hegazy, Jordan and Dieuleveut, *Scalable
+    Utility-Aware Multiclass Calibration*: for utilities ``u_1, ..., u_M`` drawn
     from a family, the curve at ``e`` is the fraction of them whose
     calibration error ``UC(f, u_m)`` is at most ``e``. A curve further to the
     left is better calibrated across the family. Build it with
