@@ -1,6 +1,12 @@
 """skcal: exact, fast calibration measures, tests and recalibrators for scikit-learn."""
 
 from ._plotting import UtilityCalibrationDisplay
+from ._reliability import (
+    ReliabilityDisplay,
+    plot_classwise_reliability,
+    plot_patching_history,
+    plot_test_result,
+)
 from ._version import __version__
 from .decisions import DecisionTask, RoundedResponseClassifier, SCDLRounding
 from .measures import (
@@ -67,6 +73,10 @@ __all__ = [
     "utility_calibration_error",
     "utility_calibration_ecdf",
     "UtilityCalibrationDisplay",
+    "ReliabilityDisplay",
+    "plot_classwise_reliability",
+    "plot_patching_history",
+    "plot_test_result",
     "Utility",
     "TopClass",
     "ClassWise",
