@@ -206,6 +206,17 @@ def check_same_length(y, P, name):
         )
 
 
+def _label_mask(y, label):
+    """``y == label`` elementwise; all False when the kinds differ (str vs number).
+
+    numpy 1.x answers a comparison across kinds with a scalar ``False``.
+    """
+    if y.dtype.kind != "O" and isinstance(label, str) != (y.dtype.kind in "US"):
+        return np.zeros(y.shape, dtype=bool)
+    mask = np.asarray(y == label)
+    return mask if mask.shape == y.shape else np.zeros(y.shape, dtype=bool)
+
+
 def _extremes(x):
     """``(min, max, has_nan)`` of a non-empty numeric array.
 
@@ -408,7 +419,7 @@ def check_binary_calibration_input(
             "predict_proba output for multiclass problems)."
         )
     pos_label = resolve_pos_label(classes, pos_label)
-    y_bin = (y == pos_label).astype(label_dtype)
+    y_bin = _label_mask(y, pos_label).astype(label_dtype)
     if P.ndim == 1:
         p = P
     else:

@@ -49,13 +49,15 @@ DTYPES = st.sampled_from(
         object,
     ]
 )
-SPECIAL = st.sampled_from([0.0, 1.0, 0.5, -0.0, -1.0, 2.0, np.nan, np.inf, -np.inf, 1e308])
+SPECIAL = [0.0, 1.0, 0.5, -0.0, -1.0, 2.0, np.nan, np.inf, -np.inf]
 
 
 def _elements(dtype):
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
-        return st.one_of(st.floats(0, 1, width=min(64, 8 * dtype.itemsize)), SPECIAL)
+        # the largest finite value of the dtype stands for "huge" (1e308 in float64)
+        special = st.sampled_from(SPECIAL + [float(np.finfo(dtype).max)])
+        return st.one_of(st.floats(0, 1, width=min(64, 8 * dtype.itemsize)), special)
     if dtype.kind == "c":
         return st.complex_numbers(max_magnitude=2, allow_nan=False)
     if dtype.kind in "iu":
