@@ -36,7 +36,9 @@ from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexab
 from ._validation import _check_probability_matrix, check_sample_weight
 from .metrics import utility_calibration_error
 from .utilities import ClassWise, TopClass, TopK
+from ._kernels._interval import max_abs_interval_rows
 from .utilities._engine import Predictions as _Predictions
+from .utilities._engine import evaluate_blocks
 from .utilities._families import members as _members
 from .utilities._families import resolve_utility as _resolve_utility
 
@@ -135,6 +137,22 @@ def project_simplex(X):
     if not np.all(np.isfinite(X)):
         raise ValueError("X contains NaN or infinity.")
     shifted = X - X.max(axis=1, keepdims=True)
+    # Rows whose every coordinate stays positive after the uniform shift
+    # theta = (sum - 1) / C have rho = C: no sort is needed for them.
+    theta = (shifted.sum(axis=1) - 1.0) / C
+    inner = shifted.min(axis=1) - theta > 0
+    if inner.all():
+        return np.clip(shifted - theta[:, None], 0.0, 1.0)
+    out = np.empty_like(shifted)
+    out[inner] = np.clip(shifted[inner] - theta[inner, None], 0.0, 1.0)
+    outer = ~inner
+    out[outer] = _project_sorted(shifted[outer])
+    return out
+
+
+def _project_sorted(shifted):
+    """The sort-based projection of rows whose largest entry is 0."""
+    n, C = shifted.shape
     s = -np.sort(-shifted, axis=1)
     css = np.cumsum(s, axis=1) - 1.0
     k = np.arange(1, C + 1, dtype=np.float64)
@@ -178,6 +196,102 @@ def _apply_patch(P, patch):
         U = patch.utility._checked_matrix(rows)
         out[mask] = _patch_rows(rows, U, patch.sign, patch.step)
     return out
+
+
+# The incremental audit keeps three (m, n) arrays; above this many elements
+# per array the audit is recomputed from scratch in bounded memory instead.
+_INCREMENTAL_MAX_ELEMENTS = 1 << 23
+
+
+class _IncrementalAudit:
+    """``utility_calibration_error`` of a family, updated row by row after patches.
+
+    Keeps, for every utility of the family, the predicted utility ``v`` and the
+    residual ``u(p, e_y) - v`` of every row and the permutation sorting ``v``.
+    After a patch only the patched rows are re-evaluated: they are removed from
+    each permutation and merged back at their new values (O(n) per utility
+    instead of a sort). Only for utilities evaluated row by row
+    (:data:`_EXACT_V`), whose value on a row does not depend on the others;
+    the worst interval of each utility is then that of a full audit (equal
+    ``v`` are grouped whatever their order).
+    """
+
+    def __init__(self, utilities, P, y, w):
+        self.utilities = utilities
+        self.y = y
+        self.w = w
+        self.W = float(w.sum())
+        V, realised = self._evaluate(P)
+        self.V = V
+        self.R = realised - V
+        self.order = np.argsort(V, axis=1)
+
+    @staticmethod
+    def applies(utilities, n_samples):
+        return (
+            all(type(u) in _EXACT_V for u in utilities)
+            and len(utilities) * n_samples <= _INCREMENTAL_MAX_ELEMENTS
+        )
+
+    def _evaluate(self, P, rows=None):
+        y = self.y if rows is None else self.y[rows]
+        data = _Predictions(P, y)
+        m = len(self.utilities)
+        V = np.empty((m, P.shape[0]))
+        realised = np.empty((m, P.shape[0]))
+        for start, V_block, r_block in evaluate_blocks(self.utilities, data, m):
+            stop = start + V_block.shape[0]
+            V[start:stop] = V_block
+            realised[start:stop] = r_block
+        return V, realised
+
+    def update(self, P, rows):
+        """Re-evaluate the rows ``rows`` (sorted indices) of the new ``P``."""
+        if rows.shape[0] == 0:
+            return
+        if 4 * rows.shape[0] > self.V.shape[1]:
+            # most rows moved: a fresh sort is cheaper than the merges
+            V, realised = self._evaluate(P)
+            self.V, self.R = V, realised - V
+            self.order = np.argsort(V, axis=1)
+            return
+        V_rows, realised = self._evaluate(np.ascontiguousarray(P[rows]), rows)
+        self.V[:, rows] = V_rows
+        self.R[:, rows] = realised - V_rows
+        changed = np.zeros(self.V.shape[1], dtype=bool)
+        changed[rows] = True
+        k = rows.shape[0]
+        slots = np.arange(k)
+        for j in range(self.V.shape[0]):
+            order = self.order[j]
+            kept = order[~changed[order]]
+            new = rows[np.argsort(V_rows[j])]
+            # new rows go before kept rows of equal v: ties are grouped anyway
+            position = np.searchsorted(self.V[j, kept], self.V[j, new]) + slots
+            merged = np.empty_like(order)
+            is_new = np.zeros(order.shape[0], dtype=bool)
+            is_new[position] = True
+            merged[position] = new
+            merged[~is_new] = kept
+            self.order[j] = merged
+
+    def audit(self):
+        """``(UC, details)`` as ``utility_calibration_error(return_details=True)``."""
+        m = self.V.shape[0]
+        value = np.empty(m)
+        lower = np.empty(m)
+        upper = np.empty(m)
+        sign = np.empty(m, dtype=np.int8)
+        max_abs_interval_rows(
+            self.V, self.R, self.w, self.order, value, lower, upper, sign
+        )
+        value /= self.W
+        worst = int(np.argmax(value))
+        return float(value[worst]), {
+            "utility": self.utilities[worst],
+            "interval": (float(lower[worst]), float(upper[worst])),
+            "sign": int(sign[worst]),
+        }
 
 
 def _row_brier(P, y):
@@ -625,15 +739,23 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
         brier = float(np.dot(w_fit, row_loss) / W)
         patches = []
         reason = "max_iter"
+        auditor = (
+            _IncrementalAudit(utilities, P_fit, y_fit, w_fit)
+            if _IncrementalAudit.applies(utilities, P_fit.shape[0])
+            else None
+        )
         for t in range(max_iter + 1):
-            uc, details = utility_calibration_error(
-                y_fit,
-                P_fit,
-                family,
-                sample_weight=w_fit,
-                labels=labels,
-                return_details=True,
-            )
+            if auditor is not None:
+                uc, details = auditor.audit()
+            else:
+                uc, details = utility_calibration_error(
+                    y_fit,
+                    P_fit,
+                    family,
+                    sample_weight=w_fit,
+                    labels=labels,
+                    return_details=True,
+                )
             history["uc"].append(uc)
             history["brier"].append(brier)
             if val_rows is not None:
@@ -654,13 +776,15 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
                 break
             if t == max_iter:
                 break
-            patch, P_fit, row_loss, brier = self._patch(
+            patch, P_fit, row_loss, brier, patched = self._patch(
                 P_fit, y_fit, w_fit, W, row_loss, brier, details, step_rule
             )
             if patch is None:
                 reason = "no_decrease"
                 break
             patches.append(patch)
+            if auditor is not None:
+                auditor.update(P_fit, patched)
             if val_rows is not None:
                 P_val = _apply_patch(P_val, patch)
 
@@ -710,7 +834,7 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
         sign = int(details["sign"])
         v = _predicted_utility(utility, P)
         mask = (v >= a) & (v <= b)
-        failed = (None, P, row_loss, brier)
+        failed = (None, P, row_loss, brier, None)
         # Shrink the interval to the rows that carry weight: an end at a
         # zero-weight row would make the patch on new data depend on rows that
         # do not count (integer weights must equal repeating rows).
@@ -752,7 +876,7 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
         P_new = P.copy()
         P_new[mask] = new_rows
         patch = Patch(utility=utility, interval=(a, b), sign=sign, step=float(eta))
-        return patch, P_new, loss, new_brier
+        return patch, P_new, loss, new_brier, np.flatnonzero(mask)
 
     # -- prediction ------------------------------------------------------------
 

@@ -919,3 +919,72 @@ def test_transform_reports_column_count_before_row_sums():
     # dropping a column also breaks the row sums; the column count is the news
     with pytest.raises(ValueError, match="has 4 columns but .* fitted on 5 classes"):
         rec.transform(P[:, :4])
+
+
+# --- incremental audits (issue 14, item 2) ------------------------------------------
+
+
+def test_incremental_audit_matches_full_audit_on_random_patches():
+    # The twin is utility_calibration_error on the whole matrix, recomputed
+    # from scratch after every update (ties, weights with zeros, n = 1, one
+    # class, p in {0, 1}, patches of few and of most rows).
+    from skcal.metrics import utility_calibration_error
+    from skcal.recalibration import _IncrementalAudit, _members
+
+    rng = np.random.RandomState(11)
+    n_cases = 0
+    for case in range(60):
+        C = rng.randint(2, 6)
+        n = rng.choice([1, 2, 7, 40, 200])
+        if case % 3 == 0:
+            P = np.eye(C)[rng.randint(C, size=n)]  # p in {0, 1}
+        elif case % 3 == 1:
+            P = rng.dirichlet(np.ones(C), size=n).round(1)  # ties
+            P /= P.sum(axis=1, keepdims=True)
+        else:
+            P = rng.dirichlet(np.ones(C) * 0.5, size=n)
+        y = np.zeros(n, dtype=np.intp) if case % 7 == 0 else rng.randint(C, size=n)
+        w = rng.randint(0, 3, size=n).astype(float)
+        w[0] = 1.0
+        family = ["comb", "top-class", "class-wise", "top-k"][case % 4]
+        utilities = _members(_check_family_for_test(family), C)
+        audit = _IncrementalAudit(utilities, P.copy(), y, w)
+        for _ in range(4):
+            value, details = audit.audit()
+            expected, exp_details = utility_calibration_error(
+                y, P, family, sample_weight=w, labels=np.arange(C),
+                return_details=True,
+            )
+            assert value == pytest.approx(expected, rel=1e-12, abs=1e-15)
+            errors = exp_details["errors"]
+            # the worst utility may differ only between (near-)ties
+            worst = [repr(u) for u, e in zip(utilities, errors)
+                     if e >= expected - 1e-12]
+            assert repr(details["utility"]) in worst
+            n_cases += 1
+            # move a random subset of rows (sometimes most, sometimes one)
+            k = rng.choice([1, max(1, n // 5), n])
+            rows = np.sort(rng.choice(n, size=k, replace=False))
+            P = P.copy()
+            P[rows] = rng.dirichlet(np.ones(C), size=k)
+            audit.update(P, rows)
+    assert n_cases == 240
+
+
+def _check_family_for_test(family):
+    from skcal.recalibration import _check_family
+
+    return _check_family(family)
+
+
+def test_incremental_and_full_audits_give_the_same_fit(monkeypatch):
+    import skcal.recalibration as module
+
+    for seed in range(6):
+        P, y = overconfident(300, 3 + seed % 3, seed=40 + seed)
+        incremental = UtilityPatchingRecalibrator(tol=0.0, max_iter=15).fit(P, y)
+        with monkeypatch.context() as patched:
+            patched.setattr(module, "_INCREMENTAL_MAX_ELEMENTS", 0)
+            full = UtilityPatchingRecalibrator(tol=0.0, max_iter=15).fit(P, y)
+        assert_same_patches(incremental.patches_, full.patches_, rtol=1e-9)
+        assert_allclose(incremental.history_["uc"], full.history_["uc"], rtol=1e-9)
