@@ -3,6 +3,8 @@
 A scikit-learn upgrade that moves any of these touches only this file.
 
 * ``_Scorer``: the base of :class:`skcal.scorers.CalibrationScorer`.
+* ``_raise_for_params`` and ``_routing_enabled``: metadata routing in the
+  meta-estimators (``skcal._meta``).
 * ``_fit_context`` and the constraint types of ``_param_validation``: the
   declarative parameter validation of scikit-learn estimators
   (``_parameter_constraints`` checked once at the start of ``fit``).
@@ -10,6 +12,7 @@ A scikit-learn upgrade that moves any of these touches only this file.
 
 from sklearn.base import _fit_context
 from sklearn.metrics._scorer import _Scorer
+from sklearn.utils._metadata_requests import _raise_for_params, _routing_enabled
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
@@ -25,5 +28,7 @@ __all__ = [
     "StrOptions",
     "_Scorer",
     "_fit_context",
+    "_raise_for_params",
+    "_routing_enabled",
     "validate_parameter_constraints",
 ]

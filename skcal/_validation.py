@@ -319,9 +319,6 @@ def check_probability_matrix(P, name="y_prob", input_dtype=None):
             )
 
 
-# The name other modules used before; kept while they move to the plain one.
-_check_probability_matrix = check_probability_matrix
-
 
 def top_label(P):
     """Top-label confidence and predicted column; argmax ties go to the lowest index."""

@@ -15,30 +15,26 @@ Actionable Calibration for Full Swap Regret* (paper 000):
 """
 
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.base import (
     BaseEstimator,
-    ClassifierMixin,
-    MetaEstimatorMixin,
     TransformerMixin,
-    clone,
 )
 from sklearn.frozen import FrozenEstimator
-from sklearn.model_selection import check_cv, cross_val_predict
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils import check_array, check_random_state, column_or_1d, get_tags
+from sklearn.utils import check_array, check_random_state, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexable
+from sklearn.utils.validation import check_is_fitted, indexable
 
+from ._meta import _HeldOutProbaMetaEstimator
 from ._validation import (
-    _check_probability_matrix,
+    check_probability_matrix,
     check_binary_calibration_input,
     check_sample_weight,
 )
 from .metrics import soft_binned_cdl
-from .metrics._scdl import _MAX_LEVEL
+from .metrics._scdl import MAX_LEVEL
 
 __all__ = ["DecisionTask", "RoundedResponseClassifier", "SCDLRounding"]
 
@@ -89,7 +85,13 @@ class DecisionTask:
     """
 
     def __init__(self, utility):
-        U = np.array(utility, dtype=np.float64)
+        try:
+            U = np.array(utility, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(
+                "utility must be a 2-D array of numbers of shape (n_actions, "
+                f"n_outcomes), got {type(utility).__name__} {utility!r:.80}."
+            ) from None
         if U.ndim != 2:
             raise ValueError(
                 "utility must be a 2-D array of shape (n_actions, n_outcomes), "
@@ -210,7 +212,7 @@ class DecisionTask:
                     f"actions given as probabilities must have shape "
                     f"(n_samples, n_actions) = {(n, A)}, got {Q.shape}."
                 )
-            _check_probability_matrix(Q, name="actions")
+            check_probability_matrix(Q, name="actions")
             weighted_outcomes = np.zeros((n, K))
             weighted_outcomes[np.arange(n), y] = w
             G = Q.T @ weighted_outcomes
@@ -228,14 +230,22 @@ class DecisionTask:
     def _check_p(self, p):
         """``p`` as an (n, K) probability matrix, and whether it was a scalar."""
         K = self.n_outcomes
-        P = np.asarray(p, dtype=np.float64)
+        try:
+            P = np.asarray(p, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"p must be a probability or an array of probabilities, got "
+                f"{type(p).__name__}."
+            ) from None
         scalar = P.ndim == 0
+        if P.size == 0:
+            raise ValueError("p is empty: at least one prediction is needed.")
         if K == 2 and P.ndim <= 1:
             p1 = P.reshape(-1)
-            _check_probability_matrix(p1, name="p")
+            check_probability_matrix(p1, name="p")
             P = np.column_stack([1.0 - p1, p1])
         elif P.ndim == 2 and P.shape[1] == K:
-            _check_probability_matrix(P, name="p")
+            check_probability_matrix(P, name="p")
         elif K == 2:
             raise ValueError(
                 "p must be the probability of outcome 1 (a scalar or of shape "
@@ -319,7 +329,7 @@ def _hard_binned_scdl(y, p, w):
     """
     previous = None  # SCDL_m at the current m, measured as SCDL_{2m} one step back
     m = 2
-    while m < 2**_MAX_LEVEL:
+    while m < 2**MAX_LEVEL:
         at_2m = _hard_binned_scdl_m(y, p, w, 2 * m)
         if at_2m >= 1.0 / m:
             at_m = _hard_binned_scdl_m(y, p, w, m) if previous is None else previous
@@ -539,7 +549,7 @@ class SCDLRounding(TransformerMixin, BaseEstimator):
                 "X must be of shape (n_samples,) or (n_samples, 2), got shape "
                 f"{P.shape}: the rounding response is for binary outcomes."
             )
-        _check_probability_matrix(P, name="X")
+        check_probability_matrix(P, name="X")
         if P.ndim == 2:
             return np.ascontiguousarray(P[:, 1]), True
         return P, False
@@ -551,12 +561,12 @@ class SCDLRounding(TransformerMixin, BaseEstimator):
         return tags
 
 
-class RoundedResponseClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class RoundedResponseClassifier(_HeldOutProbaMetaEstimator):
     """Act on a binary classifier's probabilities with a swap-regret guarantee.
 
     Fits ``estimator``, measures the SCDL of its cross-validated
-    probabilities (:class:`SCDLRounding`), and :meth:`predict` returns the
-    actions of the rounding response ``r*_Z o tau_m`` of Section 4 of paper
+    probabilities (:class:`SCDLRounding`), and :meth:`predict_action` returns
+    the actions of the rounding response ``r*_Z o tau_m`` of Section 4 of paper
     000: round the predicted probability to the ``1/m`` grid, then take the
     best response for ``task``. By Theorem 4.2 its swap regret is at most
     ``swap_regret_bound_ = 2 SCDL_m + 2/m`` on the distribution of the
@@ -565,9 +575,11 @@ class RoundedResponseClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
     error of SCDL and the difference between the fold models and the final
     one (none for a :class:`~sklearn.frozen.FrozenEstimator`).
 
-    :meth:`predict` returns **action indices of the task**, not class
-    labels; :meth:`predict_proba` is the base estimator's, and :meth:`score`
-    is the mean utility of the response, not accuracy.
+    :meth:`predict` returns class labels (the base estimator's most probable
+    class), as for every classifier; the actions of the task are returned by
+    :meth:`predict_action` and :meth:`predict_action_proba`.
+    :meth:`predict_proba` is the base estimator's, and :meth:`score` is the
+    mean utility of the response, not accuracy.
 
     Parameters
     ----------
@@ -627,6 +639,8 @@ class RoundedResponseClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
     ...     LogisticRegression(), task, random_state=0).fit(X, y)
     >>> clf.m_
     512
+    >>> clf.predict_action(X[:5])
+    array([1, 1, 0, 0, 1])
     >>> clf.predict(X[:5])
     array([1, 1, 0, 0, 1])
     >>> bool(task.swap_regret(clf.predict_action_proba(X), y)
@@ -653,7 +667,7 @@ class RoundedResponseClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, **fit_params):
         """Fit the estimator and the rounding on its held-out probabilities.
 
         Parameters
@@ -663,8 +677,13 @@ class RoundedResponseClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         y : array-like of shape (n_samples,)
             Binary target.
         sample_weight : array-like of shape (n_samples,), default=None
-            Weights for the base estimator (when its ``fit`` accepts them)
-            and for the SCDL measured to choose the grid.
+            Weights for the base estimator (when its ``fit`` accepts them,
+            or with metadata routing when it requests them) and for the SCDL
+            measured to choose the grid.
+        **fit_params : dict
+            Only with metadata routing enabled
+            (``sklearn.set_config(enable_metadata_routing=True)``): routed to
+            the base estimator's ``fit`` as it requests.
 
         Returns
         -------
@@ -699,39 +718,26 @@ class RoundedResponseClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
                 f"classes, got {encoder.classes_.shape[0]} class(es)."
             )
         outcome = encoder.transform(y)
-
-        fit_params = {}
+        self._check_predict_proba(self.estimator)
         if sample_weight is not None:
             sample_weight = check_sample_weight(sample_weight, outcome.shape[0])
-            if has_fit_parameter(self.estimator, "sample_weight"):
-                fit_params["sample_weight"] = sample_weight
-            elif not isinstance(self.estimator, FrozenEstimator):
-                # A frozen estimator is never refitted: nothing is lost.
-                warnings.warn(
-                    f"{type(self.estimator).__name__} does not accept "
-                    "sample_weight; the weights are only used to measure SCDL "
-                    "and choose the rounding."
-                )
-        self.estimator_ = clone(self.estimator).fit(X, y, **fit_params)
+        frozen = isinstance(self.estimator, FrozenEstimator)
+        params = self._route_fit_params(
+            self.estimator,
+            sample_weight,
+            fit_params,
+            frozen,
+            "to measure SCDL and choose the rounding",
+        )
+        self.estimator_, held_out = self._held_out_proba(
+            self.estimator, X, y, params, frozen, self.cv
+        )
         if not np.array_equal(
             getattr(self.estimator_, "classes_", encoder.classes_), encoder.classes_
         ):
             raise ValueError(
                 f"estimator has classes {self.estimator_.classes_.tolist()} but y "
                 f"has {encoder.classes_.tolist()}."
-            )
-        if isinstance(self.estimator, FrozenEstimator):
-            # Never refitted, so all of X is held out from it already.
-            held_out = self.estimator_.predict_proba(X)
-        else:
-            held_out = cross_val_predict(
-                clone(self.estimator),
-                X,
-                y,
-                cv=check_cv(self.cv, y, classifier=True),
-                method="predict_proba",
-                n_jobs=self.n_jobs,
-                params=fit_params,
             )
         self.rounding_ = SCDLRounding(
             m=self.m, rounding=self.rounding, random_state=self.random_state
@@ -741,10 +747,7 @@ class RoundedResponseClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         self.m_ = self.rounding_.m_
         self.scdl_ = self.rounding_.scdl_
         self.swap_regret_bound_ = self.rounding_.swap_regret_bound_
-        if hasattr(self.estimator_, "n_features_in_"):
-            self.n_features_in_ = self.estimator_.n_features_in_
-        if hasattr(self.estimator_, "feature_names_in_"):
-            self.feature_names_in_ = self.estimator_.feature_names_in_
+        self._forward_attributes()
         return self
 
     def predict_proba(self, X):
@@ -762,6 +765,22 @@ class RoundedResponseClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         return self.estimator_.predict_proba(X)
 
     def predict(self, X):
+        """Class labels: the base estimator's most probable class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Labels from ``classes_`` (ties: the first class). For the actions
+            of the task, see :meth:`predict_action`.
+        """
+        check_is_fitted(self)
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def predict_action(self, X):
         """Actions of the rounding response ``r*_Z o tau_m`` (Definition 4.3).
 
         Parameters
@@ -836,8 +855,5 @@ class RoundedResponseClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        estimator_tags = get_tags(self.estimator)
         tags.classifier_tags.multi_class = False
-        tags.input_tags.sparse = estimator_tags.input_tags.sparse
-        tags.input_tags.allow_nan = estimator_tags.input_tags.allow_nan
         return tags

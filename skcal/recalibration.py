@@ -21,24 +21,24 @@ import numpy as np
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
-    MetaEstimatorMixin,
     TransformerMixin,
     clone,
 )
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import check_cv, cross_val_predict, train_test_split
+from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils import check_array, check_random_state, column_or_1d, get_tags
+from sklearn.utils import check_array, check_random_state, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexable
 
-from ._validation import _check_probability_matrix, check_sample_weight
+from ._meta import _AlreadyFitted, _HeldOutProbaMetaEstimator
+from ._validation import check_probability_matrix, check_sample_weight
 from .metrics import utility_calibration_error
 from .utilities import ClassWise, TopClass, TopK
-from .utilities._engine import Predictions as _Predictions
-from .utilities._families import members as _members
-from .utilities._families import resolve_utility as _resolve_utility
+from ._kernels._interval import max_abs_interval_rows
+from .utilities._engine import Predictions, evaluate_blocks
+from .utilities._families import members, resolve_utility
 
 __all__ = [
     "Patch",
@@ -135,6 +135,22 @@ def project_simplex(X):
     if not np.all(np.isfinite(X)):
         raise ValueError("X contains NaN or infinity.")
     shifted = X - X.max(axis=1, keepdims=True)
+    # Rows whose every coordinate stays positive after the uniform shift
+    # theta = (sum - 1) / C have rho = C: no sort is needed for them.
+    theta = (shifted.sum(axis=1) - 1.0) / C
+    inner = shifted.min(axis=1) - theta > 0
+    if inner.all():
+        return np.clip(shifted - theta[:, None], 0.0, 1.0)
+    out = np.empty_like(shifted)
+    out[inner] = np.clip(shifted[inner] - theta[inner, None], 0.0, 1.0)
+    outer = ~inner
+    out[outer] = _project_sorted(shifted[outer])
+    return out
+
+
+def _project_sorted(shifted):
+    """The sort-based projection of rows whose largest entry is 0."""
+    n, C = shifted.shape
     s = -np.sort(-shifted, axis=1)
     css = np.cumsum(s, axis=1) - 1.0
     k = np.arange(1, C + 1, dtype=np.float64)
@@ -157,7 +173,7 @@ _EXACT_V = (TopClass, ClassWise, TopK)
 def _predicted_utility(utility, P):
     """``v_u(p)`` of every row, row by row (a row's value ignores the others)."""
     if type(utility) in _EXACT_V:
-        return utility._evaluate(_Predictions(P, np.zeros(P.shape[0], np.intp)))[0]
+        return utility._evaluate(Predictions(P, np.zeros(P.shape[0], np.intp)))[0]
     # a row-wise numpy sum (not BLAS): each row's value depends on that row only
     return (P * utility._checked_matrix(P)).sum(axis=1)
 
@@ -178,6 +194,102 @@ def _apply_patch(P, patch):
         U = patch.utility._checked_matrix(rows)
         out[mask] = _patch_rows(rows, U, patch.sign, patch.step)
     return out
+
+
+# The incremental audit keeps three (m, n) arrays; above this many elements
+# per array the audit is recomputed from scratch in bounded memory instead.
+_INCREMENTAL_MAX_ELEMENTS = 1 << 23
+
+
+class _IncrementalAudit:
+    """``utility_calibration_error`` of a family, updated row by row after patches.
+
+    Keeps, for every utility of the family, the predicted utility ``v`` and the
+    residual ``u(p, e_y) - v`` of every row and the permutation sorting ``v``.
+    After a patch only the patched rows are re-evaluated: they are removed from
+    each permutation and merged back at their new values (O(n) per utility
+    instead of a sort). Only for utilities evaluated row by row
+    (:data:`_EXACT_V`), whose value on a row does not depend on the others;
+    the worst interval of each utility is then that of a full audit (equal
+    ``v`` are grouped whatever their order).
+    """
+
+    def __init__(self, utilities, P, y, w):
+        self.utilities = utilities
+        self.y = y
+        self.w = w
+        self.W = float(w.sum())
+        V, realised = self._evaluate(P)
+        self.V = V
+        self.R = realised - V
+        self.order = np.argsort(V, axis=1)
+
+    @staticmethod
+    def applies(utilities, n_samples):
+        return (
+            all(type(u) in _EXACT_V for u in utilities)
+            and len(utilities) * n_samples <= _INCREMENTAL_MAX_ELEMENTS
+        )
+
+    def _evaluate(self, P, rows=None):
+        y = self.y if rows is None else self.y[rows]
+        data = Predictions(P, y)
+        m = len(self.utilities)
+        V = np.empty((m, P.shape[0]))
+        realised = np.empty((m, P.shape[0]))
+        for start, V_block, r_block in evaluate_blocks(self.utilities, data, m):
+            stop = start + V_block.shape[0]
+            V[start:stop] = V_block
+            realised[start:stop] = r_block
+        return V, realised
+
+    def update(self, P, rows):
+        """Re-evaluate the rows ``rows`` (sorted indices) of the new ``P``."""
+        if rows.shape[0] == 0:
+            return
+        if 4 * rows.shape[0] > self.V.shape[1]:
+            # most rows moved: a fresh sort is cheaper than the merges
+            V, realised = self._evaluate(P)
+            self.V, self.R = V, realised - V
+            self.order = np.argsort(V, axis=1)
+            return
+        V_rows, realised = self._evaluate(np.ascontiguousarray(P[rows]), rows)
+        self.V[:, rows] = V_rows
+        self.R[:, rows] = realised - V_rows
+        changed = np.zeros(self.V.shape[1], dtype=bool)
+        changed[rows] = True
+        k = rows.shape[0]
+        slots = np.arange(k)
+        for j in range(self.V.shape[0]):
+            order = self.order[j]
+            kept = order[~changed[order]]
+            new = rows[np.argsort(V_rows[j])]
+            # new rows go before kept rows of equal v: ties are grouped anyway
+            position = np.searchsorted(self.V[j, kept], self.V[j, new]) + slots
+            merged = np.empty_like(order)
+            is_new = np.zeros(order.shape[0], dtype=bool)
+            is_new[position] = True
+            merged[position] = new
+            merged[~is_new] = kept
+            self.order[j] = merged
+
+    def audit(self):
+        """``(UC, details)`` as ``utility_calibration_error(return_details=True)``."""
+        m = self.V.shape[0]
+        value = np.empty(m)
+        lower = np.empty(m)
+        upper = np.empty(m)
+        sign = np.empty(m, dtype=np.int8)
+        max_abs_interval_rows(
+            self.V, self.R, self.w, self.order, value, lower, upper, sign
+        )
+        value /= self.W
+        worst = int(np.argmax(value))
+        return float(value[worst]), {
+            "utility": self.utilities[worst],
+            "interval": (float(lower[worst]), float(upper[worst])),
+            "sign": int(sign[worst]),
+        }
 
 
 def _row_brier(P, y):
@@ -262,7 +374,7 @@ def _check_n_iter_no_change(n_iter_no_change):
 
 def _check_family(family):
     try:
-        return _resolve_utility(family)
+        return resolve_utility(family)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"family: {exc}") from None
 
@@ -270,6 +382,145 @@ def _check_family(family):
 def _auto_tol(n_utilities, n_samples):
     """``sqrt(log(4 |U|) / (2 n))``: see ``tol`` in UtilityPatchingRecalibrator."""
     return float(np.sqrt(np.log(4.0 * n_utilities) / (2.0 * n_samples)))
+
+
+# --- scikit-learn's recalibrators on probability matrices ---------------------------
+
+_SKLEARN_METHODS = ("temperature", "isotonic", "sigmoid")
+
+
+class _ProbabilityPassthrough(ClassifierMixin, BaseEstimator):
+    """A "classifier" whose input is its ``predict_proba`` output."""
+
+    def fit(self, P, y=None):
+        self.classes_ = np.arange(np.asarray(P).shape[1])
+        return self
+
+    def predict_proba(self, P):
+        return np.asarray(P, dtype=np.float64)
+
+    def predict(self, P):
+        return np.argmax(self.predict_proba(P), axis=1)
+
+
+def _sklearn_has_temperature():
+    from sklearn.calibration import CalibratedClassifierCV
+
+    constraint = CalibratedClassifierCV._parameter_constraints["method"][0]
+    return "temperature" in getattr(constraint, "options", ())
+
+
+class _TemperatureScaling(BaseEstimator):
+    """``softmax(log p / T)`` with ``T`` minimising the weighted log-loss.
+
+    Used when scikit-learn has no ``method="temperature"`` (before 1.8).
+    """
+
+    def fit(self, P, y, sample_weight=None):
+        from scipy.optimize import minimize_scalar
+
+        logits = np.log(np.clip(P, 1e-300, None))
+        w = np.ones(P.shape[0]) if sample_weight is None else sample_weight
+        rows = np.arange(P.shape[0])
+
+        def loss(log_t):
+            Z = logits / np.exp(log_t)
+            Z = Z - Z.max(axis=1, keepdims=True)
+            log_norm = np.log(np.exp(Z).sum(axis=1))
+            return float(np.dot(w, log_norm - Z[rows, y]))
+
+        self.temperature_ = float(np.exp(minimize_scalar(loss, bounds=(-5, 5),
+                                                         method="bounded").x))
+        return self
+
+    def predict_proba(self, P):
+        Z = np.log(np.clip(P, 1e-300, None)) / self.temperature_
+        Z = Z - Z.max(axis=1, keepdims=True)
+        E = np.exp(Z)
+        return E / E.sum(axis=1, keepdims=True)
+
+
+class _SklearnRecalibrator(BaseEstimator):
+    """scikit-learn's temperature, isotonic or sigmoid recalibration of ``P``.
+
+    :class:`~sklearn.calibration.CalibratedClassifierCV` around a
+    :class:`~sklearn.frozen.FrozenEstimator` whose ``predict_proba`` is its
+    input; ``y`` are column indices.
+    """
+
+    def __init__(self, method="temperature"):
+        self.method = method
+
+    def fit(self, P, y, sample_weight=None):
+        from sklearn.calibration import CalibratedClassifierCV
+
+        P = np.asarray(P, dtype=np.float64)
+        y = np.asarray(y)
+        if self.method == "temperature" and not _sklearn_has_temperature():
+            self.calibrator_ = _TemperatureScaling().fit(P, y, sample_weight)
+        else:
+            # classes missing from y: fit on the columns present
+            self.columns_ = np.unique(y)
+            frozen = FrozenEstimator(_ProbabilityPassthrough().fit(P))
+            # one "split" holding every row: the frozen model is never refitted
+            rows = np.arange(P.shape[0])
+            self.calibrator_ = CalibratedClassifierCV(
+                frozen, method=self.method, cv=[(rows, rows)]
+            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                self.calibrator_.fit(P, y, sample_weight=sample_weight)
+        return self
+
+    def predict_proba(self, P):
+        P = np.asarray(P, dtype=np.float64)
+        out = self.calibrator_.predict_proba(P)
+        if out.shape[1] != P.shape[1]:
+            full = np.zeros_like(P)
+            full[:, self.columns_] = out
+            out = full
+        return out
+
+
+def _check_init(init):
+    """``init`` as an unfitted recalibrator, a callable, or None."""
+    if init is None:
+        return None
+    if isinstance(init, str):
+        if init in _SKLEARN_METHODS:
+            return _SklearnRecalibrator(init)
+        raise ValueError(
+            f"init must be None, one of {_SKLEARN_METHODS}, a recalibrator with "
+            f"fit(P, y) and predict_proba(P), or a callable, got {init!r}."
+        )
+    if callable(getattr(init, "fit", None)) and callable(
+        getattr(init, "predict_proba", None)
+    ):
+        return init
+    if callable(init):
+        return init
+    raise TypeError(
+        f"init must be None, one of {_SKLEARN_METHODS}, a recalibrator with fit(P, y) "
+        f"and predict_proba(P), or a callable; got {type(init).__name__}."
+    )
+
+
+def _check_init_cv(init_cv):
+    if init_cv is None:
+        return None
+    if (
+        isinstance(init_cv, (bool, np.bool_))
+        or not isinstance(init_cv, numbers.Integral)
+        or init_cv < 2
+    ):
+        raise ValueError(f"init_cv must be None or an integer >= 2, got {init_cv!r}.")
+    return int(init_cv)
+
+
+def _fit_recalibrator(recalibrator, P, y, w):
+    if w is not None and has_fit_parameter(recalibrator, "sample_weight"):
+        return recalibrator.fit(P, y, sample_weight=w)
+    return recalibrator.fit(P, y)
 
 
 # --- the recalibrator ------------------------------------------------------------
@@ -361,7 +612,24 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
         Patience of the early stopping; used only with
         ``validation_fraction``.
     random_state : int, RandomState instance or None, default=None
-        The held-out split; used only with ``validation_fraction``.
+        The held-out split (with ``validation_fraction``) and the folds of
+        ``init_cv``.
+    init : None, {"temperature", "isotonic", "sigmoid"}, recalibrator or \
+callable, default=None
+        Warm start: a first recalibration that the patches then correct.
+        A name is scikit-learn's recalibration of that name
+        (:class:`~sklearn.calibration.CalibratedClassifierCV` on the
+        probabilities; "temperature" needs scikit-learn >= 1.8, else an
+        equivalent temperature scaling fitted by weighted log-loss is used);
+        an object with ``fit(P, y[, sample_weight])`` and
+        ``predict_proba(P)`` is cloned and fitted; a callable ``P -> P'`` is
+        applied as it is. :meth:`transform` applies it before the patches.
+    init_cv : int or None, default=5
+        Cross-fitting of a fitted ``init``: the patches are fitted on its
+        out-of-fold predictions over ``init_cv`` folds (stratified when
+        possible), so that the start and the patches are not fitted on the
+        same rows; the start used by :meth:`transform` is refitted on all
+        the rows. None fits the start and the patches on the same rows.
 
     Attributes
     ----------
@@ -370,6 +638,8 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
     n_features_in_ : int
         Number of columns of the fitted probability matrix (1 for a 1-D
         binary input).
+    init_ : None, fitted recalibrator or callable
+        The warm start applied before the patches.
     patches_ : list of Patch
         ``(utility, interval, sign, step)`` of each patch, in order.
     history_ : dict of ndarray
@@ -470,8 +740,12 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
         validation_fraction=None,
         n_iter_no_change=10,
         random_state=None,
+        init=None,
+        init_cv=5,
     ):
         self.family = family
+        self.init = init
+        self.init_cv = init_cv
         self.max_iter = max_iter
         self.tol = tol
         self.step = step
@@ -513,7 +787,7 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
                 f"{name} has {what} but {type(self).__name__} was fitted on "
                 f"{n_columns} classes."
             )
-        _check_probability_matrix(array, name=name)
+        check_probability_matrix(array, name=name)
         if one_d:
             array = np.column_stack([1.0 - array, array])
         return np.ascontiguousarray(array), one_d
@@ -577,7 +851,44 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
         -------
         P_new : ndarray of the shape of ``P``
         """
+        if self.init is not None:
+            # the patches were fitted on cross-fitted starts: replay them
+            return self.fit(P, y, sample_weight).transform(P)
         return self._fit(P, y, sample_weight)
+
+    def _start(self, P, y_index, w):
+        """The warm-started predictions the patches are fitted on, and ``init_``."""
+        init = _check_init(self.init)
+        init_cv = _check_init_cv(self.init_cv)
+        if init is None:
+            return P, None
+        if not callable(getattr(init, "fit", None)):
+            return self._check_P(init(P.copy()), name="init(P)")[0], init
+        fitted = _fit_recalibrator(clone(init), P, y_index, w)
+        if init_cv is None:
+            start = fitted.predict_proba(P)
+        else:
+            from sklearn.model_selection import KFold, StratifiedKFold
+
+            rng = check_random_state(self.random_state)
+            counts = np.bincount(y_index)
+            folds = (
+                StratifiedKFold(init_cv, shuffle=True, random_state=rng)
+                if counts[counts > 0].min() >= init_cv
+                else KFold(init_cv, shuffle=True, random_state=rng)
+            )
+            if P.shape[0] < init_cv:
+                raise ValueError(
+                    f"init_cv={init_cv} folds need at least {init_cv} samples, "
+                    f"got {P.shape[0]}."
+                )
+            start = np.empty_like(P)
+            for train, test in folds.split(P, y_index):
+                model = _fit_recalibrator(
+                    clone(init), P[train], y_index[train], w[train]
+                )
+                start[test] = model.predict_proba(P[test])
+        return self._check_P(start, name="init.predict_proba(P)")[0], fitted
 
     def _fit(self, P, y, sample_weight):
         family = _check_family(self.family)
@@ -598,7 +909,8 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
             raise ValueError(f"P has {n} rows but y has {y.shape[0]} elements.")
         w = check_sample_weight(sample_weight, n)
         classes, y_index = self._encode_y(y, C)
-        utilities = _members(family, C)
+        utilities = members(family, C)
+        P, self.init_ = self._start(P, y_index, w)
 
         if fraction is None:
             fit_rows, val_rows = np.arange(n), None
@@ -625,15 +937,23 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
         brier = float(np.dot(w_fit, row_loss) / W)
         patches = []
         reason = "max_iter"
+        auditor = (
+            _IncrementalAudit(utilities, P_fit, y_fit, w_fit)
+            if _IncrementalAudit.applies(utilities, P_fit.shape[0])
+            else None
+        )
         for t in range(max_iter + 1):
-            uc, details = utility_calibration_error(
-                y_fit,
-                P_fit,
-                family,
-                sample_weight=w_fit,
-                labels=labels,
-                return_details=True,
-            )
+            if auditor is not None:
+                uc, details = auditor.audit()
+            else:
+                uc, details = utility_calibration_error(
+                    y_fit,
+                    P_fit,
+                    family,
+                    sample_weight=w_fit,
+                    labels=labels,
+                    return_details=True,
+                )
             history["uc"].append(uc)
             history["brier"].append(brier)
             if val_rows is not None:
@@ -654,13 +974,15 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
                 break
             if t == max_iter:
                 break
-            patch, P_fit, row_loss, brier = self._patch(
+            patch, P_fit, row_loss, brier, patched = self._patch(
                 P_fit, y_fit, w_fit, W, row_loss, brier, details, step_rule
             )
             if patch is None:
                 reason = "no_decrease"
                 break
             patches.append(patch)
+            if auditor is not None:
+                auditor.update(P_fit, patched)
             if val_rows is not None:
                 P_val = _apply_patch(P_val, patch)
 
@@ -710,7 +1032,7 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
         sign = int(details["sign"])
         v = _predicted_utility(utility, P)
         mask = (v >= a) & (v <= b)
-        failed = (None, P, row_loss, brier)
+        failed = (None, P, row_loss, brier, None)
         # Shrink the interval to the rows that carry weight: an end at a
         # zero-weight row would make the patch on new data depend on rows that
         # do not count (integer weights must equal repeating rows).
@@ -752,7 +1074,7 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
         P_new = P.copy()
         P_new[mask] = new_rows
         patch = Patch(utility=utility, interval=(a, b), sign=sign, step=float(eta))
-        return patch, P_new, loss, new_brier
+        return patch, P_new, loss, new_brier, np.flatnonzero(mask)
 
     # -- prediction ------------------------------------------------------------
 
@@ -773,7 +1095,11 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         P, one_d = self._check_P(P, n_columns=self.classes_.shape[0])
-        if not self.patches_:
+        init = getattr(self, "init_", None)
+        if init is not None:
+            P = init.predict_proba(P) if hasattr(init, "predict_proba") else init(P)
+            P = self._check_P(P, name="the warm start's output")[0]
+        elif not self.patches_:
             P = P.copy()  # never hand back the caller's array
         for patch in self.patches_:
             P = _apply_patch(P, patch)
@@ -822,7 +1148,76 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
 # --- the meta-estimator ------------------------------------------------------------
 
 
-class RecalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+_AUTO_CANDIDATES = (
+    "temperature",
+    "isotonic",
+    "patching",
+    "temperature+patching",
+    "isotonic+patching",
+)
+_AUTO_FOLDS = 3
+
+
+def _auto_candidate(name):
+    if name == "patching":
+        return UtilityPatchingRecalibrator()
+    if name.endswith("+patching"):
+        return UtilityPatchingRecalibrator(init=name.split("+")[0], random_state=0)
+    return _SklearnRecalibrator(name)
+
+
+def _choose_recalibrator(P, y_index, w):
+    """Inner cross-validated choice among ``_AUTO_CANDIDATES``.
+
+    Each candidate is fitted on ``_AUTO_FOLDS - 1`` folds of the held-out
+    probabilities and scored on the remaining fold by UC over the "comb"
+    family and by the Brier score. The candidate of smallest mean UC wins,
+    except that among the candidates whose mean UC is within one standard
+    error (over folds) of the smallest, the smallest mean Brier score wins.
+    """
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    n = P.shape[0]
+    counts = np.bincount(y_index)
+    folds = (
+        StratifiedKFold(_AUTO_FOLDS, shuffle=True, random_state=0)
+        if counts[counts > 0].min() >= _AUTO_FOLDS
+        else KFold(min(_AUTO_FOLDS, n), shuffle=True, random_state=0)
+    )
+    splits = list(folds.split(P, y_index))
+    labels = np.arange(P.shape[1])
+    scores = {}
+    for name in _AUTO_CANDIDATES:
+        uc, brier = [], []
+        for train, test in splits:
+            model = _fit_recalibrator(
+                _auto_candidate(name), P[train], y_index[train], w[train]
+            )
+            Q = np.asarray(model.predict_proba(P[test]), dtype=np.float64)
+            uc.append(
+                utility_calibration_error(
+                    y_index[test], Q, "comb", sample_weight=w[test], labels=labels
+                )
+            )
+            brier.append(np.average(_row_brier(Q, y_index[test]), weights=w[test]))
+        uc = np.asarray(uc)
+        scores[name] = {
+            "uc": float(uc.mean()),
+            "uc_se": float(uc.std(ddof=1) / np.sqrt(uc.shape[0])) if uc.shape[0] > 1
+            else 0.0,
+            "brier": float(np.mean(brier)),
+        }
+    best = min(scores, key=lambda name: scores[name]["uc"])
+    close = [
+        name
+        for name in _AUTO_CANDIDATES
+        if scores[name]["uc"] <= scores[best]["uc"] + scores[best]["uc_se"]
+    ]
+    chosen = min(close, key=lambda name: scores[name]["brier"])
+    return chosen, scores
+
+
+class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
     """A classifier whose probabilities are recalibrated on held-out predictions.
 
     In the manner of :class:`sklearn.calibration.CalibratedClassifierCV`
@@ -834,27 +1229,34 @@ class RecalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     probability 0 in that fold's predictions, the fold model's columns being
     placed in the order of ``classes_``.
 
-    With ``cv="prefit"`` (``estimator`` already fitted) or a
-    :class:`sklearn.frozen.FrozenEstimator`, the base model is used as is
-    and all the data passed to :meth:`fit` fit the recalibrator.
+    To recalibrate a model fitted already, wrap it in
+    :class:`sklearn.frozen.FrozenEstimator`: it is used as is and all the
+    data passed to :meth:`fit` fit the recalibrator.
 
     Parameters
     ----------
     estimator : classifier, default=None
         A classifier with ``predict_proba``;
         :class:`~sklearn.linear_model.LogisticRegression` when None.
-    recalibrator : object, default=None
-        Any object with ``fit(P, y[, sample_weight])`` and
-        ``predict_proba(P)`` on probability matrices; it is cloned and fitted
-        on the out-of-fold probabilities, with ``y`` the column indices
-        ``0..n_classes-1`` of the classes. When None,
-        :class:`UtilityPatchingRecalibrator()`.
-    cv : int, cross-validation generator, iterable or "prefit", default=5
+    recalibrator : "auto" or object, default="auto"
+        ``"auto"`` chooses among scikit-learn's temperature scaling and
+        isotonic recalibration, :class:`UtilityPatchingRecalibrator` and
+        the patching recalibrator warm-started from temperature or isotonic
+        (``init``), by a 3-fold cross-validation on the held-out
+        probabilities: the smallest mean utility calibration error over the
+        "comb" family (class-wise and top-K) wins, and among candidates
+        within one standard error of it, the smallest Brier score. Else any
+        object with ``fit(P, y[, sample_weight])`` and ``predict_proba(P)``
+        on probability matrices; it is cloned and fitted on the out-of-fold
+        probabilities, with ``y`` the column indices ``0..n_classes-1``.
+        None is :class:`UtilityPatchingRecalibrator()`.
+    cv : int, cross-validation generator or iterable, default=5
         Splits for the out-of-fold probabilities, as in
         :func:`sklearn.model_selection.cross_val_predict` (an integer gives
         stratified folds); the test folds must partition the samples.
-        ``"prefit"``: ``estimator`` is fitted already and is not refitted.
-        Unused for a :class:`~sklearn.frozen.FrozenEstimator`.
+        ``"prefit"`` (``estimator`` fitted already) is deprecated, as in
+        scikit-learn: use :class:`~sklearn.frozen.FrozenEstimator`. Unused
+        for a :class:`~sklearn.frozen.FrozenEstimator`.
     n_jobs : int, default=None
         Parallel jobs for the cross-validation.
 
@@ -863,9 +1265,17 @@ class RecalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     classes_ : ndarray of shape (n_classes,)
     estimator_ : classifier
         The base estimator used by :meth:`predict_proba` (fitted on all the
-        data, or ``estimator`` itself for ``cv="prefit"``).
+        data, or the frozen estimator).
     recalibrator_ : object
         The fitted recalibrator.
+    recalibrator_choice_ : str
+        With ``recalibrator="auto"``, the candidate chosen: "temperature",
+        "isotonic", "patching", "temperature+patching" or
+        "isotonic+patching".
+    recalibrator_scores_ : dict
+        With ``recalibrator="auto"``, for every candidate its
+        cross-validated mean ``"uc"`` (comb family), the standard error
+        ``"uc_se"`` of that mean over folds, and its mean ``"brier"``.
     n_features_in_ : int
         Only when the base estimator defines it.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -873,7 +1283,7 @@ class RecalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
 
     See Also
     --------
-    UtilityPatchingRecalibrator : the default recalibrator.
+    UtilityPatchingRecalibrator : the patching recalibrator.
     sklearn.calibration.CalibratedClassifierCV : the same scheme with
         sigmoid, isotonic or temperature recalibration.
 
@@ -888,14 +1298,16 @@ class RecalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     >>> clf = RecalibratedClassifier(GaussianNB()).fit(X[:2000], y[:2000])
     >>> clf.predict_proba(X_test).shape
     (1000, 3)
+    >>> clf.recalibrator_choice_
+    'temperature+patching'
     >>> before = utility_calibration_error(
     ...     y_test, clf.estimator_.predict_proba(X_test), "comb")
     >>> after = utility_calibration_error(y_test, clf.predict_proba(X_test), "comb")
     >>> print(f"{before:.3f} -> {after:.3f}")
-    0.062 -> 0.029
+    0.062 -> 0.041
     """
 
-    def __init__(self, estimator=None, recalibrator=None, *, cv=5, n_jobs=None):
+    def __init__(self, estimator=None, recalibrator="auto", *, cv=5, n_jobs=None):
         self.estimator = estimator
         self.recalibrator = recalibrator
         self.cv = cv
@@ -904,7 +1316,7 @@ class RecalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     def _base(self):
         return LogisticRegression() if self.estimator is None else self.estimator
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, **fit_params):
         """Fit the base estimator and the recalibrator on held-out probabilities.
 
         Parameters
@@ -914,55 +1326,67 @@ class RecalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         y : array-like of shape (n_samples,)
             Target labels.
         sample_weight : array-like of shape (n_samples,), default=None
-            Passed to the base estimator's ``fit`` (when it accepts it) and to
-            the recalibrator's.
+            Passed to the base estimator's ``fit`` (when it accepts it, or
+            with metadata routing when it requests it) and to the
+            recalibrator's.
+        **fit_params : dict
+            Only with metadata routing enabled
+            (``sklearn.set_config(enable_metadata_routing=True)``): routed to
+            the base estimator's ``fit`` as it requests.
 
         Returns
         -------
         self : RecalibratedClassifier
         """
         base = self._base()
+        auto = isinstance(self.recalibrator, str) and self.recalibrator == "auto"
+        if isinstance(self.recalibrator, str) and not auto:
+            raise ValueError(
+                f"recalibrator must be 'auto' or an object with fit(P, y) and "
+                f"predict_proba(P), got {self.recalibrator!r}."
+            )
         recalibrator = (
             UtilityPatchingRecalibrator()
             if self.recalibrator is None
             else self.recalibrator
         )
-        for method in ("fit", "predict_proba"):
-            if not callable(getattr(recalibrator, method, None)):
-                raise TypeError(
-                    f"recalibrator must have fit(P, y) and predict_proba(P) "
-                    f"methods; {type(recalibrator).__name__} has no {method}."
-                )
+        if not auto:
+            for method in ("fit", "predict_proba"):
+                if not callable(getattr(recalibrator, method, None)):
+                    raise TypeError(
+                        f"recalibrator must have fit(P, y) and predict_proba(P) "
+                        f"methods; {type(recalibrator).__name__} has no {method}."
+                    )
         prefit = isinstance(self.cv, str) and self.cv == "prefit"
         if isinstance(self.cv, str) and not prefit:
             raise ValueError(
-                f"cv must be an int, a cross-validation generator, an iterable "
-                f"or 'prefit', got {self.cv!r}."
+                f"cv must be an int, a cross-validation generator or an iterable, "
+                f"got {self.cv!r}."
             )
+        if prefit:
+            warnings.warn(
+                "cv='prefit' is deprecated, as in scikit-learn: wrap the fitted "
+                "estimator in sklearn.frozen.FrozenEstimator instead.",
+                FutureWarning,
+            )
+        self._check_predict_proba(base)
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
         X, y = indexable(X, y)
         if sample_weight is not None:
             sample_weight = check_sample_weight(sample_weight, y.shape[0])
-
-        fit_params = {}
         frozen = prefit or isinstance(base, FrozenEstimator)
-        if sample_weight is not None:
-            if has_fit_parameter(base, "sample_weight"):
-                fit_params["sample_weight"] = sample_weight
-            elif not frozen:
-                warnings.warn(
-                    f"{type(base).__name__} does not accept sample_weight; the "
-                    "weights are only used to fit the recalibrator."
-                )
+        params = self._route_fit_params(
+            base, sample_weight, fit_params, frozen, "to fit the recalibrator"
+        )
 
         if frozen:
             if prefit:
                 check_is_fitted(base, msg="With cv='prefit', estimator must be "
                                 "fitted already; %(name)s is not.")
-                self.estimator_ = base
-            else:
-                self.estimator_ = clone(base).fit(X, y)  # a no-op when frozen
+            self.estimator_, held_out = self._held_out_proba(
+                _AlreadyFitted(base) if prefit else base, X, y, params, True, None
+            )
             classes = np.asarray(self.estimator_.classes_)
             index = np.searchsorted(classes, y)
             index = np.minimum(index, classes.shape[0] - 1)
@@ -972,7 +1396,6 @@ class RecalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                     f"y has labels {unknown.tolist()} that the prefitted estimator "
                     f"does not know (its classes_ are {classes.tolist()})."
                 )
-            held_out = self.estimator_.predict_proba(X)
         else:
             encoder = LabelEncoder().fit(y)
             classes = encoder.classes_
@@ -982,22 +1405,28 @@ class RecalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                     f"{classes.shape[0]} class."
                 )
             index = encoder.transform(y)
-            held_out = cross_val_predict(
-                clone(base),
-                X,
-                y,
-                cv=check_cv(self.cv, y, classifier=True),
-                method="predict_proba",
-                n_jobs=self.n_jobs,
-                params=fit_params,
+            self.estimator_, held_out = self._held_out_proba(
+                base, X, y, params, False, self.cv
             )
-            self.estimator_ = clone(base).fit(X, y, **fit_params)
             if not np.array_equal(self.estimator_.classes_, classes):
                 raise ValueError(
                     f"estimator has classes {self.estimator_.classes_.tolist()} but "
                     f"y has {classes.tolist()}."
                 )
 
+        if auto:
+            w = (
+                np.ones(index.shape[0]) if sample_weight is None else sample_weight
+            )
+            choice, scores = _choose_recalibrator(
+                np.asarray(held_out, dtype=np.float64), index, w
+            )
+            self.recalibrator_choice_ = choice
+            self.recalibrator_scores_ = scores
+            recalibrator = _auto_candidate(choice)
+        else:
+            for name in ("recalibrator_choice_", "recalibrator_scores_"):
+                self.__dict__.pop(name, None)
         self.recalibrator_ = clone(recalibrator)
         if sample_weight is None:
             self.recalibrator_.fit(held_out, index)
@@ -1010,10 +1439,7 @@ class RecalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             )
             self.recalibrator_.fit(held_out, index)
         self.classes_ = classes
-        if hasattr(self.estimator_, "n_features_in_"):
-            self.n_features_in_ = self.estimator_.n_features_in_
-        if hasattr(self.estimator_, "feature_names_in_"):
-            self.feature_names_in_ = self.estimator_.feature_names_in_
+        self._forward_attributes()
         return self
 
     def predict_proba(self, X):
@@ -1055,10 +1481,3 @@ class RecalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         """
         check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        estimator_tags = get_tags(self._base())
-        tags.input_tags.sparse = estimator_tags.input_tags.sparse
-        tags.input_tags.allow_nan = estimator_tags.input_tags.allow_nan
-        return tags

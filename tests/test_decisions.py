@@ -11,7 +11,8 @@ import pickle
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.datasets import make_classification
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_predict
@@ -650,7 +651,7 @@ def test_classifier_predicts_actions_of_the_task():
     clf = RoundedResponseClassifier(
         LogisticRegression(), THREE_ACTIONS, random_state=0
     ).fit(X, y)
-    actions = clf.predict(X)
+    actions = clf.predict_action(X)
     assert set(np.unique(actions)) <= {0, 1, 2}
     assert 1 in actions  # the hedge is taken for uncertain predictions
     Q = clf.predict_action_proba(X)
@@ -734,7 +735,7 @@ def test_classifier_string_labels_and_array_task():
     ).fit(X, labels)
     assert_array_equal(clf.classes_, ["dry", "rain"])
     assert isinstance(clf.task_, DecisionTask)
-    actions = clf.predict(X)
+    actions = clf.predict_action(X)
     assert set(np.unique(actions)) <= {0, 1}
     assert clf.score(X, labels) == pytest.approx(
         np.mean(clf.task_.utility[actions, y])  # floor rounding: predict is exact
@@ -761,7 +762,7 @@ def test_classifier_pickles_and_tunes():
         LogisticRegression(), THREE_ACTIONS, random_state=0
     ).fit(X, y)
     again = pickle.loads(pickle.dumps(clf))
-    assert_array_equal(again.predict(X), clf.predict(X))
+    assert_array_equal(again.predict_action(X), clf.predict_action(X))
     search = GridSearchCV(
         RoundedResponseClassifier(LogisticRegression(), THREE_ACTIONS),
         {"rounding": ["random", "floor"], "estimator__C": [0.01, 1.0]},
@@ -777,7 +778,7 @@ def test_classifier_bound_holds_on_fresh_data():
     clf = RoundedResponseClassifier(
         LogisticRegression(), THREE_ACTIONS, random_state=0
     ).fit(X, y)
-    assert THREE_ACTIONS.swap_regret(clf.predict(X_new), y_new) < clf.swap_regret_bound_
+    assert THREE_ACTIONS.swap_regret(clf.predict_action(X_new), y_new) < clf.swap_regret_bound_
     assert (
         THREE_ACTIONS.swap_regret(clf.predict_action_proba(X_new), y_new)
         < clf.swap_regret_bound_
@@ -796,10 +797,6 @@ _NOT_PROBABILITIES = (
     "SCDLRounding fits and transforms predicted probabilities (in [0, 1], 1-D "
     "or two columns summing to 1); the check feeds arbitrary features. The "
     "same property is tested on probabilities in test_rounding_* above."
-)
-_ROUNDED_PREDICT = (
-    "predict returns the best response to the rounded probability, which near "
-    "the decision threshold can differ from the argmax of predict_proba."
 )
 _ROUNDING_FAILED_CHECKS = [
     "check_dict_unchanged",
@@ -838,11 +835,8 @@ _ROUNDING_FAILED_CHECKS = [
 def expected_failed_checks(estimator):
     if isinstance(estimator, SCDLRounding):
         return dict.fromkeys(_ROUNDING_FAILED_CHECKS, _NOT_PROBABILITIES)
-    failed = {}
-    if estimator.rounding == "floor":
-        # The randomized instance draws with random_state=0 and happens to pass.
-        failed["check_classifiers_train"] = _ROUNDED_PREDICT
-    return failed
+    # predict returns class labels (the argmax of predict_proba): no failures
+    return {}
 
 
 @parametrize_with_checks(
@@ -860,3 +854,69 @@ def expected_failed_checks(estimator):
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+# --- issue 15: meta-estimator contract and clear errors -----------------------------
+
+
+def test_predict_returns_class_labels_and_actions_have_their_own_method():
+    X, y = make_classification(n_samples=400, random_state=3)
+    names = np.array(["no", "yes"])[y]
+    # three actions: action indices 0..2 are not labels of {"no", "yes"}
+    task = DecisionTask([[1.0, 0.0], [0.6, 0.6], [0.0, 1.0]])
+    clf = RoundedResponseClassifier(
+        LogisticRegression(), task, rounding="floor"
+    ).fit(X, names)
+    labels = clf.predict(X)
+    assert set(labels.tolist()) <= {"no", "yes"}
+    assert_array_equal(labels, clf.classes_[np.argmax(clf.predict_proba(X), axis=1)])
+    actions = clf.predict_action(X)
+    assert set(actions.tolist()) <= {0, 1, 2}
+    assert 1 in actions.tolist()  # the hedge is taken somewhere
+
+
+class _NoProba(ClassifierMixin, BaseEstimator):
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.classes_[0])
+
+
+def test_estimator_without_predict_proba_is_named():
+    X, y = make_classification(n_samples=100, random_state=0)
+    with pytest.raises(TypeError, match="estimator must be a classifier with "
+                       "predict_proba; _NoProba has no predict_proba"):
+        RoundedResponseClassifier(_NoProba(), [[1.0, 0.0], [0.0, 1.0]]).fit(X, y)
+
+
+def test_decision_task_and_best_response_bad_input_errors():
+    with pytest.raises(TypeError, match="utility must be a 2-D array of numbers"):
+        DecisionTask("x")
+    task = DecisionTask([[1.0, 0.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match="p is empty"):
+        task.best_response([])
+    with pytest.raises(ValueError, match="p is empty"):
+        DecisionTask([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]).expected_utility(
+            np.empty((0, 3))
+        )
+
+
+def test_sample_weight_with_metadata_routing():
+    import sklearn
+
+    X, y = make_classification(n_samples=300, random_state=0)
+    w = np.random.RandomState(0).randint(1, 3, size=300).astype(float)
+    task = [[1.0, 0.0], [0.5, 1.0]]
+    plain = RoundedResponseClassifier(
+        LogisticRegression(), task, rounding="floor"
+    ).fit(X, y, sample_weight=w)
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = RoundedResponseClassifier(
+            LogisticRegression().set_fit_request(sample_weight=True),
+            task,
+            rounding="floor",
+        ).fit(X, y, sample_weight=w)
+    assert_allclose(routed.predict_proba(X), plain.predict_proba(X))
+    assert routed.m_ == plain.m_

@@ -638,7 +638,9 @@ def test_classifier_matches_manual_composition():
     X, y = _classification(4, 600)
     X_new, _ = _classification(4, 200, seed=1)
     cv = KFold(4, shuffle=True, random_state=0)
-    clf = RecalibratedClassifier(GaussianNB(), cv=cv).fit(X, y)
+    clf = RecalibratedClassifier(
+        GaussianNB(), UtilityPatchingRecalibrator(), cv=cv
+    ).fit(X, y)
     held_out = cross_val_predict(GaussianNB(), X, y, cv=cv, method="predict_proba")
     rec = UtilityPatchingRecalibrator().fit(held_out, y)
     assert len(rec.patches_) > 0
@@ -779,8 +781,12 @@ def test_integer_weights_equal_repetition_for_the_classifier():
     base = GaussianNB().fit(X[:100], y[:100])
     w = np.random.RandomState(1).randint(0, 3, size=200)
     rows = np.repeat(np.arange(200), w)
-    weighted = RecalibratedClassifier(base, cv="prefit").fit(X[100:], y[100:], w)
-    plain = RecalibratedClassifier(base, cv="prefit").fit(X[100:][rows], y[100:][rows])
+    weighted = RecalibratedClassifier(
+        FrozenEstimator(base), UtilityPatchingRecalibrator()
+    ).fit(X[100:], y[100:], w)
+    plain = RecalibratedClassifier(
+        FrozenEstimator(base), UtilityPatchingRecalibrator()
+    ).fit(X[100:][rows], y[100:][rows])
     assert_allclose(
         weighted.predict_proba(X[:100]), plain.predict_proba(X[:100]), atol=1e-12
     )
@@ -919,3 +925,202 @@ def test_transform_reports_column_count_before_row_sums():
     # dropping a column also breaks the row sums; the column count is the news
     with pytest.raises(ValueError, match="has 4 columns but .* fitted on 5 classes"):
         rec.transform(P[:, :4])
+
+
+# --- incremental audits (issue 14, item 2) ------------------------------------------
+
+
+def test_incremental_audit_matches_full_audit_on_random_patches():
+    # The twin is utility_calibration_error on the whole matrix, recomputed
+    # from scratch after every update (ties, weights with zeros, n = 1, one
+    # class, p in {0, 1}, patches of few and of most rows).
+    from skcal.metrics import utility_calibration_error
+    from skcal.recalibration import _IncrementalAudit
+    from skcal.utilities._families import members as _members
+
+    rng = np.random.RandomState(11)
+    n_cases = 0
+    for case in range(60):
+        C = rng.randint(2, 6)
+        n = rng.choice([1, 2, 7, 40, 200])
+        if case % 3 == 0:
+            P = np.eye(C)[rng.randint(C, size=n)]  # p in {0, 1}
+        elif case % 3 == 1:
+            P = rng.dirichlet(np.ones(C), size=n).round(1)  # ties
+            P /= P.sum(axis=1, keepdims=True)
+        else:
+            P = rng.dirichlet(np.ones(C) * 0.5, size=n)
+        y = np.zeros(n, dtype=np.intp) if case % 7 == 0 else rng.randint(C, size=n)
+        w = rng.randint(0, 3, size=n).astype(float)
+        w[0] = 1.0
+        family = ["comb", "top-class", "class-wise", "top-k"][case % 4]
+        utilities = _members(_check_family_for_test(family), C)
+        audit = _IncrementalAudit(utilities, P.copy(), y, w)
+        for _ in range(4):
+            value, details = audit.audit()
+            expected, exp_details = utility_calibration_error(
+                y, P, family, sample_weight=w, labels=np.arange(C),
+                return_details=True,
+            )
+            assert value == pytest.approx(expected, rel=1e-12, abs=1e-15)
+            errors = exp_details["errors"]
+            # the worst utility may differ only between (near-)ties
+            worst = [repr(u) for u, e in zip(utilities, errors)
+                     if e >= expected - 1e-12]
+            assert repr(details["utility"]) in worst
+            n_cases += 1
+            # move a random subset of rows (sometimes most, sometimes one)
+            k = rng.choice([1, max(1, n // 5), n])
+            rows = np.sort(rng.choice(n, size=k, replace=False))
+            P = P.copy()
+            P[rows] = rng.dirichlet(np.ones(C), size=k)
+            audit.update(P, rows)
+    assert n_cases == 240
+
+
+def _check_family_for_test(family):
+    from skcal.recalibration import _check_family
+
+    return _check_family(family)
+
+
+def test_incremental_and_full_audits_give_the_same_fit(monkeypatch):
+    import skcal.recalibration as module
+
+    for seed in range(6):
+        P, y = overconfident(300, 3 + seed % 3, seed=40 + seed)
+        incremental = UtilityPatchingRecalibrator(tol=0.0, max_iter=15).fit(P, y)
+        with monkeypatch.context() as patched:
+            patched.setattr(module, "_INCREMENTAL_MAX_ELEMENTS", 0)
+            full = UtilityPatchingRecalibrator(tol=0.0, max_iter=15).fit(P, y)
+        assert_same_patches(incremental.patches_, full.patches_, rtol=1e-9)
+        assert_allclose(incremental.history_["uc"], full.history_["uc"], rtol=1e-9)
+
+
+# --- warm start, "auto", meta-estimator contract (issues 14 and 15) -------------------
+
+
+def test_warm_start_patches_what_the_start_leaves():
+    P, y = overconfident(3000, 4, seed=21)
+    for init in ("temperature", "isotonic", "sigmoid"):
+        for init_cv in (None, 3):
+            rec = UtilityPatchingRecalibrator(
+                init=init, init_cv=init_cv, random_state=0
+            ).fit(P, y)
+            start = rec.init_.predict_proba(P)
+            Q = start
+            for patch in rec.patches_:
+                from skcal.recalibration import _apply_patch
+
+                Q = _apply_patch(Q, patch)
+            # transform = the refitted start, then the patches in order
+            assert_array_equal(rec.transform(P), Q)
+            assert_array_equal(rec.fit_transform(P, y), rec.transform(P))
+    # a callable start is applied as it is, without fitting
+    half = UtilityPatchingRecalibrator(init=lambda Q: 0.5 * Q + 0.5 / Q.shape[1])
+    half.fit(P, y)
+    plain = UtilityPatchingRecalibrator().fit(0.5 * P + 0.125, y)
+    assert_same_patches(half.patches_, plain.patches_)
+
+
+def test_warm_start_temperature_beats_the_start_on_overconfident_data():
+    P, y = overconfident(6000, 5, seed=22)
+    rec = UtilityPatchingRecalibrator(init="temperature", random_state=0)
+    rec.fit(P[:3000], y[:3000])
+    from skcal.metrics import utility_calibration_error
+
+    start = utility_calibration_error(y[3000:], rec.init_.predict_proba(P[3000:]),
+                                      "comb")
+    after = utility_calibration_error(y[3000:], rec.transform(P[3000:]), "comb")
+    uncalibrated = utility_calibration_error(y[3000:], P[3000:], "comb")
+    assert after <= start < uncalibrated
+
+
+def test_bad_init_is_named():
+    P, y = overconfident(100, 3, seed=0)
+    with pytest.raises(ValueError, match="init must be None"):
+        UtilityPatchingRecalibrator(init="platt").fit(P, y)
+    with pytest.raises(TypeError, match="init must be None"):
+        UtilityPatchingRecalibrator(init=3).fit(P, y)
+    with pytest.raises(ValueError, match="init_cv must be None or an integer"):
+        UtilityPatchingRecalibrator(init="isotonic", init_cv=1).fit(P, y)
+
+
+def test_auto_exposes_choice_and_scores_and_refits_the_choice():
+    X, y = _classification(3, 900)
+    clf = RecalibratedClassifier(GaussianNB(), cv=3).fit(X, y)
+    scores = clf.recalibrator_scores_
+    assert set(scores) == {
+        "temperature", "isotonic", "patching", "temperature+patching",
+        "isotonic+patching",
+    }
+    best = min(scores, key=lambda name: scores[name]["uc"])
+    assert clf.recalibrator_choice_ in scores
+    chosen = scores[clf.recalibrator_choice_]
+    assert chosen["uc"] <= scores[best]["uc"] + scores[best]["uc_se"]
+    assert all(
+        chosen["brier"] <= scores[name]["brier"]
+        for name in scores
+        if scores[name]["uc"] <= scores[best]["uc"] + scores[best]["uc_se"]
+    )
+    explicit = RecalibratedClassifier(GaussianNB(), "auto", cv=3).fit(X, y)
+    assert_array_equal(explicit.predict_proba(X), clf.predict_proba(X))
+    # a given recalibrator leaves no auto attributes
+    clf.set_params(recalibrator=UtilityPatchingRecalibrator()).fit(X, y)
+    assert not hasattr(clf, "recalibrator_choice_")
+
+
+def test_auto_in_grid_search():
+    X, y = _classification(3, 600)
+    search = GridSearchCV(
+        RecalibratedClassifier(GaussianNB(), cv=3),
+        {"recalibrator": ["auto", UtilityPatchingRecalibrator()]},
+        cv=3,
+        scoring="neg_brier_score",
+    ).fit(X, y)
+    assert search.best_estimator_.predict_proba(X).shape == (600, 3)
+
+
+def test_prefit_is_deprecated():
+    X, y = _classification(3, 400)
+    base = GaussianNB().fit(X[:200], y[:200])
+    with pytest.warns(FutureWarning, match="FrozenEstimator"):
+        prefit = RecalibratedClassifier(
+            base, UtilityPatchingRecalibrator(), cv="prefit"
+        ).fit(X[200:], y[200:])
+    frozen = RecalibratedClassifier(
+        FrozenEstimator(base), UtilityPatchingRecalibrator()
+    ).fit(X[200:], y[200:])
+    assert_array_equal(prefit.predict_proba(X), frozen.predict_proba(X))
+
+
+class _NoProba(BaseEstimator):
+    _estimator_type = "classifier"
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.classes_[0])
+
+
+def test_estimator_without_predict_proba_is_named():
+    X, y = _classification(3, 100)
+    with pytest.raises(TypeError, match="estimator must be a classifier with "
+                       "predict_proba; _NoProba has no predict_proba"):
+        RecalibratedClassifier(_NoProba()).fit(X, y)
+
+
+def test_sample_weight_with_metadata_routing():
+    import sklearn
+
+    X, y = _classification(3, 400)
+    w = np.random.RandomState(0).randint(1, 3, size=400).astype(float)
+    rec = UtilityPatchingRecalibrator()
+    plain = RecalibratedClassifier(LogisticRegression(), rec, cv=3).fit(X, y, w)
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = RecalibratedClassifier(
+            LogisticRegression().set_fit_request(sample_weight=True), rec, cv=3
+        ).fit(X, y, sample_weight=w)
+    assert_allclose(routed.predict_proba(X), plain.predict_proba(X))
