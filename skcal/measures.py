@@ -111,7 +111,10 @@ class _CalibrationMeasure(BaseEstimator):
         :class:`skcal.scorers.CalibrationScorer`.
         """
         return CalibrationScorer(
-            self._function, sign=-1, kwargs=self.get_params(deep=False), proba=self._proba
+            self._function,
+            sign=-1,
+            kwargs=self.get_params(deep=False),
+            proba=self._proba,
         )
 
 

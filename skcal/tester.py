@@ -109,8 +109,7 @@ class CalibrationTestResult:
             return f"{value:.4g}" if isinstance(value, float) else repr(value)
 
         fields = ", ".join(
-            f"{name}={show(getattr(self, name))}"
-            for name in self.__dataclass_fields__
+            f"{name}={show(getattr(self, name))}" for name in self.__dataclass_fields__
         )
         return f"{type(self).__name__}({fields})"
 
@@ -273,7 +272,11 @@ class CalibrationTester(BaseEstimator):
     "Sequential Monte Carlo p-values", is its acceptance side). Hence
     ``P(false "not calibrated") <= P(q < a) + r <= a + r``. Undecided runs
     (``q`` within a few ``sqrt(a / n_resamples)`` of ``a``) accept, which is
-    conservative. Data far from the null stop after about
+    conservative. Measured (``benchmarks/tester_error_rates.py``, smCE, 400 data
+    sets each): 1.5% to 3.8% false "not calibrated" on calibrated data at
+    ``a = 0.05``, against 4.8% to 7.2% for the fixed test with 199 draws,
+    and 24% against 32% power at a shift of 0.02 (n = 1000): the price of
+    stopping early; ``resampling_risk=None`` gives the fixed test. Data far from the null stop after about
     ``ln(J / r) / a`` draws (about 190 at the defaults), calibrated data
     typically after 20 to 50. ``p_value_`` is ``(1 + S) / (1 + n)`` over the
     ``n`` draws made, an estimate of ``q``; ``threshold_`` is the Monte Carlo
@@ -486,7 +489,11 @@ default=None
             seeds = _seeds(self.random_state, self.n_resamples)
             if tolerance == 0 and self.resampling_risk is not None:
                 null, rejected = _sequential_test(
-                    data.draw, statistic, alpha, seeds, float(self.resampling_risk),
+                    data.draw,
+                    statistic,
+                    alpha,
+                    seeds,
+                    float(self.resampling_risk),
                     self.n_jobs,
                 )
                 threshold = _resample_threshold(null, alpha, (alpha, 0.0))
@@ -496,7 +503,11 @@ default=None
                 null = np.sort(_draw_all(data.draw, seeds, self.n_jobs))
                 shift = _tolerance_shift(
                     measure._lipschitz if tolerance > 0 else None,
-                    tolerance, alpha, n_eff, max_share, null.size,
+                    tolerance,
+                    alpha,
+                    n_eff,
+                    max_share,
+                    null.size,
                 )
 
                 def threshold_at(level):
@@ -504,7 +515,9 @@ default=None
 
                 threshold = threshold_at(alpha)
                 if tolerance == 0:
-                    p_value = (1 + np.count_nonzero(null >= statistic)) / (null.size + 1)
+                    p_value = (1 + np.count_nonzero(null >= statistic)) / (
+                        null.size + 1
+                    )
                 else:
                     p_value = _smallest_rejecting_level(statistic, threshold_at)
                 calibrated = bool(statistic <= threshold)
@@ -545,7 +558,9 @@ default=None
             raise TypeError(
                 f"measure_params must be a dict or None, got {type(params).__name__}."
             )
-        reserved = [k for k in params if k in _RESERVED_PARAMS or k.startswith("return_")]
+        reserved = [
+            k for k in params if k in _RESERVED_PARAMS or k.startswith("return_")
+        ]
         if reserved:
             raise ValueError(
                 f"measure_params may not set {reserved}: the tester passes "
@@ -594,7 +609,7 @@ default=None
             if name not in ("smce", "dce") or isinstance(measure, _CustomMeasure):
                 raise ValueError(
                     "threshold='theory' exists for measure 'smce' (Theorem 3 of Hu, "
-                    "Jambulapati, Tian and Yang, \"Testing calibration in "
+                    'Jambulapati, Tian and Yang, "Testing calibration in '
                     "nearly-linear time\") and 'dce' (their Theorem 4), not "
                     f"{name!r}; use threshold='resample'."
                 )
@@ -705,7 +720,11 @@ class _CustomMeasure:
         positional = [
             k
             for k in kinds
-            if k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            if k
+            in (
+                inspect.Parameter.POSITIONAL_ONLY,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            )
         ]
         if len(positional) >= 3 or inspect.Parameter.VAR_POSITIONAL in kinds:
             self.weight_style = "positional"
@@ -735,8 +754,7 @@ def _as_value(value, where="on the data"):
     value = float(value)
     if not math.isfinite(value):
         raise ValueError(
-            f"The measure returned {value} {where}; the test needs a finite "
-            "statistic."
+            f"The measure returned {value} {where}; the test needs a finite statistic."
         )
     return value
 
@@ -840,9 +858,7 @@ class _BinaryData:
         G = self.G
         if self.p is not None:
             hits = rng.random(self.p.shape[0]) < self.p
-            positives = np.bincount(
-                self.index, weights=self.w * hits, minlength=len(G)
-            )
+            positives = np.bincount(self.index, weights=self.w * hits, minlength=len(G))
         elif self.single:
             positives = (rng.random(len(G)) < G.values) * self.scale
         else:
@@ -921,9 +937,9 @@ _CHECK_GROWTH = 1.25
 def _seeds(random_state, n_resamples):
     """One seed per draw, so the draws do not depend on how jobs split them."""
     rng = check_random_state(random_state)
-    return np.random.SeedSequence(
-        rng.randint(np.iinfo(np.int32).max, size=4)
-    ).spawn(n_resamples)
+    return np.random.SeedSequence(rng.randint(np.iinfo(np.int32).max, size=4)).spawn(
+        n_resamples
+    )
 
 
 def _draw_all(draw, seeds, n_jobs):

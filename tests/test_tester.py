@@ -53,7 +53,12 @@ def test_resample_false_alarm_rate_is_alpha():
     # statistic is continuous), neither more nor much less
     alpha, n_datasets = 0.1, 200
     rate = rejection_rate(
-        lambda rng: calibrated(rng, 200), n_datasets, 0, alpha=alpha, n_resamples=99, resampling_risk=None
+        lambda rng: calibrated(rng, 200),
+        n_datasets,
+        0,
+        alpha=alpha,
+        n_resamples=99,
+        resampling_risk=None,
     )
     slack = monte_carlo_slack(alpha, n_datasets)
     assert alpha - slack <= rate <= alpha + slack
@@ -64,26 +69,47 @@ def test_resample_power_where_guaranteed():
     # is guaranteed with probability >= 1 - alpha
     rng = np.random.default_rng(1)
     y, p = shifted(rng, 1500, 0.2)
-    result = CalibrationTester(n_resamples=99, resampling_risk=None, random_state=0).decide(y, p)
+    result = CalibrationTester(
+        n_resamples=99, resampling_risk=None, random_state=0
+    ).decide(y, p)
     assert result.min_epsilon <= 0.2
-    rate = rejection_rate(lambda rng: shifted(rng, 1500, 0.2), 40, 2, n_resamples=99, resampling_risk=None)
+    rate = rejection_rate(
+        lambda rng: shifted(rng, 1500, 0.2), 40, 2, n_resamples=99, resampling_risk=None
+    )
     assert rate >= 0.95
 
 
 def test_resample_power_at_moderate_shift():
     # below the certified epsilon the test is still powerful: dCE = 0.05 at n = 2000
-    rate = rejection_rate(lambda rng: shifted(rng, 2000, 0.05), 40, 3, n_resamples=99, resampling_risk=None)
+    rate = rejection_rate(
+        lambda rng: shifted(rng, 2000, 0.05),
+        40,
+        3,
+        n_resamples=99,
+        resampling_risk=None,
+    )
     assert rate >= 0.95
 
 
 def test_resample_dce_error_rates():
     # dCE is ~15 ms per evaluation here: a small check of both error types
     rate0 = rejection_rate(
-        lambda rng: calibrated(rng, 150), 20, 4, measure="dce", alpha=0.1, n_resamples=19, resampling_risk=None
+        lambda rng: calibrated(rng, 150),
+        20,
+        4,
+        measure="dce",
+        alpha=0.1,
+        n_resamples=19,
+        resampling_risk=None,
     )
     assert rate0 <= 0.1 + monte_carlo_slack(0.1, 20)
     rate1 = rejection_rate(
-        lambda rng: shifted(rng, 400, 0.2), 10, 5, measure="dce", n_resamples=19, resampling_risk=None
+        lambda rng: shifted(rng, 400, 0.2),
+        10,
+        5,
+        measure="dce",
+        n_resamples=19,
+        resampling_risk=None,
     )
     assert rate1 == 1.0
 
@@ -101,14 +127,25 @@ def test_tolerant_resample_is_valid_at_the_null_boundary(measure):
     n_datasets = 40 if measure == "smce" else 8
     for make in (lemma1, lambda rng: shifted(rng, 300, eps2)):
         rate = rejection_rate(
-            make, n_datasets, 6, measure=measure, tolerance=eps2, n_resamples=n_resamples, resampling_risk=None
+            make,
+            n_datasets,
+            6,
+            measure=measure,
+            tolerance=eps2,
+            n_resamples=n_resamples,
+            resampling_risk=None,
         )
         assert rate <= 0.05 + monte_carlo_slack(0.05, n_datasets)
 
 
 def test_tolerant_resample_still_rejects_large_miscalibration():
     rate = rejection_rate(
-        lambda rng: shifted(rng, 2000, 0.3), 20, 7, tolerance=0.02, n_resamples=99, resampling_risk=None
+        lambda rng: shifted(rng, 2000, 0.3),
+        20,
+        7,
+        tolerance=0.02,
+        n_resamples=99,
+        resampling_risk=None,
     )
     assert rate == 1.0
 
@@ -154,9 +191,9 @@ def test_theory_thresholds_and_constants():
 
     # a tolerance raises the threshold by eps2 and the certified epsilon by
     # more than 4 eps2 (smCE); the decision is statistic <= threshold
-    tolerant = CalibrationTester(
-        threshold="theory", epsilon=0.5, tolerance=0.02
-    ).fit(y, p)
+    tolerant = CalibrationTester(threshold="theory", epsilon=0.5, tolerance=0.02).fit(
+        y, p
+    )
     assert tolerant.threshold_ == pytest.approx(0.5 / 4 + 0.02)
     assert tolerant.min_epsilon_ > 4 * 0.02 + 4 * t_cal
     assert tolerant.decide().calibrated == (tolerant.statistic_ <= tolerant.threshold_)
@@ -174,7 +211,9 @@ def test_resample_threshold_and_p_value_agree():
     rng = np.random.default_rng(12)
     for i in range(20):
         y, p = shifted(rng, 300, 0.03 * (i % 3))
-        tester = CalibrationTester(n_resamples=99, resampling_risk=None, random_state=i).fit(y, p)
+        tester = CalibrationTester(
+            n_resamples=99, resampling_risk=None, random_state=i
+        ).fit(y, p)
         null = tester.null_statistics_
         assert null.shape == (99,) and np.all(np.diff(null) >= 0)
         # threshold: the (B + 1 - k)-th smallest draw, k = floor(alpha (B + 1))
@@ -189,10 +228,12 @@ def test_resample_threshold_and_p_value_agree():
 def test_tolerant_resample_is_more_conservative():
     rng = np.random.default_rng(13)
     y, p = shifted(rng, 1000, 0.05)
-    plain = CalibrationTester(n_resamples=99, resampling_risk=None, random_state=0).fit(y, p)
-    tolerant = CalibrationTester(n_resamples=99, resampling_risk=None, random_state=0, tolerance=0.01).fit(
+    plain = CalibrationTester(n_resamples=99, resampling_risk=None, random_state=0).fit(
         y, p
     )
+    tolerant = CalibrationTester(
+        n_resamples=99, resampling_risk=None, random_state=0, tolerance=0.01
+    ).fit(y, p)
     np.testing.assert_array_equal(plain.null_statistics_, tolerant.null_statistics_)
     # the Monte Carlo level is 0.8 alpha and the threshold is shifted up
     assert tolerant.threshold_ > plain.threshold_ + 5 * 0.01
@@ -218,7 +259,11 @@ def test_measure_params_and_callables():
     rng = np.random.default_rng(15)
     y, p = calibrated(rng, 200)
     tester = CalibrationTester(
-        "binned_ece", measure_params={"n_bins": 5}, n_resamples=19, resampling_risk=None, random_state=0
+        "binned_ece",
+        measure_params={"n_bins": 5},
+        n_resamples=19,
+        resampling_risk=None,
+        random_state=0,
     ).fit(y, p)
     from skcal import binned_ece
 
@@ -227,7 +272,9 @@ def test_measure_params_and_callables():
     def mean_bias(y_true, y_prob, sample_weight=None):
         return abs(np.average(np.asarray(y_true) - y_prob, weights=sample_weight))
 
-    result = CalibrationTester(mean_bias, n_resamples=19, resampling_risk=None, random_state=0).decide(y, p)
+    result = CalibrationTester(
+        mean_bias, n_resamples=19, resampling_risk=None, random_state=0
+    ).decide(y, p)
     assert result.measure == "mean_bias" and result.min_epsilon is None
     assert result.statistic == pytest.approx(abs(np.mean(y - p)))
 
@@ -238,7 +285,9 @@ def test_measure_params_and_callables():
 def test_result_is_frozen_and_readable():
     rng = np.random.default_rng(16)
     y, p = calibrated(rng, 100)
-    result = CalibrationTester(n_resamples=19, resampling_risk=None, random_state=0).decide(y, p)
+    result = CalibrationTester(
+        n_resamples=19, resampling_risk=None, random_state=0
+    ).decide(y, p)
     assert isinstance(result, CalibrationTestResult)
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.calibrated = False
@@ -252,9 +301,15 @@ def test_result_is_frozen_and_readable():
 def test_reproducible_and_independent_of_n_jobs():
     rng = np.random.default_rng(17)
     y, p = calibrated(rng, 300)
-    a = CalibrationTester(n_resamples=40, resampling_risk=None, random_state=3).fit(y, p)
-    b = CalibrationTester(n_resamples=40, resampling_risk=None, random_state=3, n_jobs=2).fit(y, p)
-    c = CalibrationTester(n_resamples=40, resampling_risk=None, random_state=4).fit(y, p)
+    a = CalibrationTester(n_resamples=40, resampling_risk=None, random_state=3).fit(
+        y, p
+    )
+    b = CalibrationTester(
+        n_resamples=40, resampling_risk=None, random_state=3, n_jobs=2
+    ).fit(y, p)
+    c = CalibrationTester(n_resamples=40, resampling_risk=None, random_state=4).fit(
+        y, p
+    )
     np.testing.assert_array_equal(a.null_statistics_, b.null_statistics_)
     assert not np.array_equal(a.null_statistics_, c.null_statistics_)
     assert a.decide() == b.decide()
@@ -286,16 +341,24 @@ def test_sample_weight_and_labels():
     rng = np.random.default_rng(19)
     y, p = calibrated(rng, 300)
     w = rng.exponential(size=300)
-    tester = CalibrationTester(n_resamples=19, resampling_risk=None, random_state=0).fit(y, p, w)
-    assert tester.statistic_ == pytest.approx(smooth_calibration_error(y, p, sample_weight=w))
+    tester = CalibrationTester(
+        n_resamples=19, resampling_risk=None, random_state=0
+    ).fit(y, p, w)
+    assert tester.statistic_ == pytest.approx(
+        smooth_calibration_error(y, p, sample_weight=w)
+    )
     assert tester.n_effective_ == pytest.approx(w.sum() ** 2 / np.sum(w**2))
     labels = np.where(y == 1, "spam", "ham")
-    other = CalibrationTester(n_resamples=19, resampling_risk=None, random_state=0, pos_label="spam")
+    other = CalibrationTester(
+        n_resamples=19, resampling_risk=None, random_state=0, pos_label="spam"
+    )
     assert other.fit(labels, p, w).decide() == tester.decide()
 
 
 def test_from_estimator_binary_and_multiclass():
-    X, y = make_classification(n_samples=600, n_classes=3, n_informative=4, random_state=0)
+    X, y = make_classification(
+        n_samples=600, n_classes=3, n_informative=4, random_state=0
+    )
     model = LogisticRegression(max_iter=500).fit(X[:300], y[:300])
     tester = CalibrationTester.from_estimator(
         model, X[300:], y[300:], n_resamples=19, resampling_risk=None, random_state=0
@@ -305,7 +368,12 @@ def test_from_estimator_binary_and_multiclass():
     names = np.array(["a", "b", "c"])[y]
     model = LogisticRegression(max_iter=500).fit(X[:300], names[:300] == "a")
     tester = CalibrationTester.from_estimator(
-        model, X[300:], names[300:] == "a", n_resamples=19, resampling_risk=None, random_state=0
+        model,
+        X[300:],
+        names[300:] == "a",
+        n_resamples=19,
+        resampling_risk=None,
+        random_state=0,
     )
     assert tester.statistic_ == pytest.approx(
         smooth_calibration_error(names[300:] == "a", model.predict_proba(X[300:])[:, 1])
@@ -326,7 +394,11 @@ def test_from_estimator_binary_and_multiclass():
         (dict(epsilon=0.1, tolerance=0.1), ValueError, "must be below epsilon"),
         (dict(threshold="bootstrap"), ValueError, "threshold must be"),
         (dict(threshold="theory"), ValueError, "needs epsilon"),
-        (dict(threshold="theory", measure="cutoff", epsilon=0.1), ValueError, "Theorem 3"),
+        (
+            dict(threshold="theory", measure="cutoff", epsilon=0.1),
+            ValueError,
+            "Theorem 3",
+        ),
         (
             dict(threshold="theory", epsilon=0.1, tolerance=0.03),
             ValueError,
@@ -336,9 +408,17 @@ def test_from_estimator_binary_and_multiclass():
         (dict(n_resamples=10), ValueError, "too few to ever reject"),
         (dict(n_resamples=19, tolerance=0.01), ValueError, "too few to ever reject"),
         (dict(measure="cutoff", tolerance=0.01), ValueError, "Lipschitz"),
-        (dict(measure_params=[("grid", 5)]), TypeError, "measure_params must be a dict"),
+        (
+            dict(measure_params=[("grid", 5)]),
+            TypeError,
+            "measure_params must be a dict",
+        ),
         (dict(measure_params={"pos_label": 1}), ValueError, "may not set"),
-        (dict(measure="dce", measure_params={"return_bound": True}), ValueError, "may not set"),
+        (
+            dict(measure="dce", measure_params={"return_bound": True}),
+            ValueError,
+            "may not set",
+        ),
     ],
 )
 def test_bad_parameters(params, error, match):
@@ -367,9 +447,6 @@ def test_does_not_mutate_inputs():
 
 # --- grouped null draws against the slow references (tester helper) ----------
 
-from cases import random_cases  # noqa: E402
-from reference import exact_null_law_reference, row_null_draw_reference  # noqa: E402
-
 from skcal import (  # noqa: E402
     binned_ece,
     calibration_decision_loss,
@@ -385,6 +462,9 @@ from skcal.measures import (  # noqa: E402
     UtilityCalibrationError,
 )
 from skcal.tester import _BinaryData, _checkpoints, _seeds, _sequential_test  # noqa: E402
+
+from cases import random_cases  # noqa: E402
+from reference import exact_null_law_reference, row_null_draw_reference  # noqa: E402
 
 MEASURE_FUNCTIONS = {
     "smce": smooth_calibration_error,
@@ -594,9 +674,9 @@ def test_custom_measure_with_positional_weights():
     y, p = calibrated(rng, 400)
     result = CalibrationTester(mean_bias, random_state=0).decide(y, p)
     assert result.statistic == pytest.approx(abs(np.mean(y - p)))
-    assert CalibrationTester(unweighted, random_state=0).decide(y, p) == result.__class__(
-        **{**dataclasses.asdict(result), "measure": "unweighted"}
-    )
+    assert CalibrationTester(unweighted, random_state=0).decide(
+        y, p
+    ) == result.__class__(**{**dataclasses.asdict(result), "measure": "unweighted"})
     with pytest.raises(TypeError, match="sample_weight"):
         CalibrationTester(unweighted).fit(y, p, rng.random(400))
 
@@ -616,7 +696,9 @@ def test_measure_returning_nan_raises():
         CalibrationTester(nan_on_resamples).fit(y, p)
 
 
-@pytest.mark.parametrize("measure, tolerance", [("smce", 0.6), ("smce", 0.2), ("dce", 0.34)])
+@pytest.mark.parametrize(
+    "measure, tolerance", [("smce", 0.6), ("smce", 0.2), ("dce", 0.34)]
+)
 def test_tolerance_that_can_never_reject_raises(measure, tolerance):
     rng = np.random.default_rng(29)
     y, p = calibrated(rng, 100)
