@@ -65,7 +65,7 @@ def one_run(run, n, smce_resamples, dce_resamples):
     for measure, resamples in (("smce", smce_resamples), ("dce", dce_resamples)):
         if resamples:
             result = CalibrationTester(
-                measure, n_resamples=resamples, random_state=run
+                measure, n_resamples=resamples, resampling_risk=None, random_state=run
             ).decide(y, p)
             out[f"{measure}_reject"] = not result.calibrated
             out[f"{measure}_min_eps"] = result.min_epsilon
@@ -174,7 +174,12 @@ def main():
         if not resamples:
             continue
         reject = [stats[n][f"{measure}_reject"].mean() for n in sizes]
-        print(row(f"{name} (B={resamples}) % 'not calib.'", [f"{100 * r:.0f}%" for r in reject]))
+        print(
+            row(
+                f"{name} (B={resamples}) % 'not calib.'",
+                [f"{100 * r:.0f}%" for r in reject],
+            )
+        )
         print(
             row(
                 f"{name} smallest eps passed",

@@ -17,8 +17,15 @@ independent data sets on which the tester answers "not calibrated":
 Each rate is printed with two binomial standard errors and the median
 ``min_epsilon`` of the tester at that n.
 
-    python benchmarks/tester_error_rates.py            # about 20 min on 2 cores
-    python benchmarks/tester_error_rates.py --quick    # about 2 min
+The resample rows marked "fixed" draw exactly B resamples
+(``resampling_risk=None``), as every version before the sequential test did;
+the rows marked "sequential" run the default tester (at most 999 resamples,
+resampling risk 1e-3; type I at most alpha + 1e-3) and also give the mean
+number of resamples drawn.
+
+    python benchmarks/tester_error_rates.py                    # 20 min on 2 cores
+    python benchmarks/tester_error_rates.py --quick            # about 2 min
+    python benchmarks/tester_error_rates.py --sequential-only  # default tester only
 """
 
 import argparse
@@ -67,14 +74,28 @@ calibrated_uniform.__name__ = "calibrated, v ~ U[0,1]"
 calibrated_skewed.__name__ = "calibrated, v ~ Beta(.5,4)"
 
 
+def sequential_experiments(quick):
+    """The default (sequential) smCE tester on the scenarios of the fixed one."""
+    small = [200, 1000] if quick else [200, 1000, 5000]
+    reps = 100 if quick else 400
+    params = dict(measure="smce")
+    out = [
+        (calibrated_uniform, params, small, reps, "<= alpha"),
+        (calibrated_skewed, params, small, reps, "<= alpha"),
+    ]
+    for e in (0.02, 0.05, 0.1):
+        out.append((shifted(e), params, small, reps, "power"))
+    return out
+
+
 def experiments(quick):
     """(scenario, tester parameters, sizes, data sets, what the rate should be)."""
     small, large = ([200, 1000], [200]) if quick else ([200, 1000, 5000], [200, 1000])
     r_fast, r_slow = (100, 40) if quick else (400, 100)
     b_fast, b_slow = (99, 24) if quick else (199, 49)
-    out = []
+    out = sequential_experiments(quick)
     for measure in ("smce", "cutoff", "scdl", "binned_ece"):
-        params = dict(measure=measure, n_resamples=b_fast)
+        params = dict(measure=measure, n_resamples=b_fast, resampling_risk=None)
         out.append((calibrated_uniform, params, small, r_fast, "<= alpha"))
         if measure == "smce":
             out.append((calibrated_skewed, params, small, r_fast, "<= alpha"))
@@ -82,10 +103,13 @@ def experiments(quick):
                 out.append((shifted(e), params, small, r_fast, "power"))
         else:
             out.append((shifted(0.05), params, small, r_fast, "power"))
-    dce = dict(measure="dce", n_resamples=b_slow)
+    dce = dict(measure="dce", n_resamples=b_slow, resampling_risk=None)
     out.append((calibrated_uniform, dce, large, r_slow, "<= alpha"))
     out.append((shifted(0.05), dce, large, r_slow, "power"))
-    for measure, sizes, reps, b in (("smce", small, r_fast, b_fast), ("dce", large, r_slow, b_slow)):
+    for measure, sizes, reps, b in (
+        ("smce", small, r_fast, b_fast),
+        ("dce", large, r_slow, b_slow),
+    ):
         tolerant = dict(measure=measure, tolerance=0.02, n_resamples=b)
         out.append((lemma1(0.02), tolerant, sizes, reps, "<= alpha"))
         out.append((shifted(0.02), tolerant, sizes, reps, "<= alpha"))
@@ -105,15 +129,17 @@ def one_data_set(make, params, n, seed):
         result = CalibrationTester(random_state=seed[-1], alpha=ALPHA, **params).decide(
             y, p
         )
-    return (not result.calibrated), result.min_epsilon
+    return (not result.calibrated), result.min_epsilon, result.n_resamples
 
 
 def describe(params):
     parts = [params["measure"]]
     if params.get("threshold") == "theory":
         parts.append(f"theory eps={params['epsilon']:g}")
+    elif "n_resamples" not in params:
+        parts.append("sequential B<=999")
     else:
-        parts.append(f"resample B={params['n_resamples']}")
+        parts.append(f"fixed B={params['n_resamples']}")
     if params.get("tolerance"):
         parts.append(f"tol={params['tolerance']:g}")
     return ", ".join(parts)
@@ -122,6 +148,7 @@ def describe(params):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--sequential-only", action="store_true")
     parser.add_argument("--n-jobs", type=int, default=-1)
     args = parser.parse_args()
     print(
@@ -131,24 +158,32 @@ def main():
     )
     header = (
         f"{'tester':<32}{'data':<38}{'n':>6}{'runs':>6}"
-        f"{'% no':>8}{'+-2se':>7}{'min_eps':>9}  expect{'time':>8}"
+        f"{'% no':>8}{'+-2se':>7}{'min_eps':>9}  {'expect':<24}{'time':>6}{'draws':>7}"
     )
     print(header)
     start = time.perf_counter()
-    for index, (make, params, sizes, reps, expect) in enumerate(experiments(args.quick)):
+    chosen = (
+        sequential_experiments(args.quick)
+        if args.sequential_only
+        else experiments(args.quick)
+    )
+    for index, (make, params, sizes, reps, expect) in enumerate(chosen):
         for n in sizes:
             t0 = time.perf_counter()
             runs = Parallel(n_jobs=args.n_jobs)(
-                delayed(one_data_set)(make, params, n, [index, n, r]) for r in range(reps)
+                delayed(one_data_set)(make, params, n, [index, n, r])
+                for r in range(reps)
             )
             rate = float(np.mean([r[0] for r in runs]))
             se = np.sqrt(max(rate * (1 - rate), 1 / reps) / reps)
             min_eps = [r[1] for r in runs if r[1] is not None]
             shown = f"{np.median(min_eps):.3f}" if min_eps else "-"
+            drawn = [r[2] for r in runs if r[2] is not None]
+            draws = f"{np.mean(drawn):.0f}" if drawn else "-"
             print(
                 f"{describe(params):<32}{make.__name__:<38}{n:>6}{reps:>6}"
                 f"{100 * rate:>7.1f}%{200 * se:>6.1f}{shown:>9}  {expect:<24}"
-                f"{time.perf_counter() - t0:>6.0f}s",
+                f"{time.perf_counter() - t0:>5.0f}s{draws:>7}",
                 flush=True,
             )
     print(f"total {time.perf_counter() - start:.0f} s with n_jobs={args.n_jobs}")

@@ -589,10 +589,11 @@ def plot_test_result(result, ax=None, *, null_statistics=None):
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=300)
     >>> y = rng.uniform(size=300) < p
-    >>> tester = CalibrationTester(n_resamples=199, random_state=0).fit(y, p)
+    >>> tester = CalibrationTester(n_resamples=199, resampling_risk=None,
+    ...                            random_state=0).fit(y, p)
     >>> ax = plot_test_result(tester)
     >>> ax.get_title()
-    'Calibration test: calibrated, p-value 0.145'
+    'Calibration test: calibrated, p-value 0.15'
     """
     plt = import_pyplot("plot_test_result")
     tester = None

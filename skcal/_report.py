@@ -141,7 +141,11 @@ def calibration_summary(
     seed = int(rng.randint(2**31 - 1))
     if progress is not None:
         progress(0, 0)  # announces the test, whose resamples come next
-    tester = CalibrationTester(n_resamples=n_test_resamples, random_state=seed)
+    # the fixed Monte Carlo test: exactly n_test_resamples draws, so the
+    # p-value is exact at resolution 1 / (n_test_resamples + 1)
+    tester = CalibrationTester(
+        n_resamples=n_test_resamples, resampling_risk=None, random_state=seed
+    )
     summary = {
         "n": int(p.shape[0]),
         "measures": measures,
@@ -149,7 +153,10 @@ def calibration_summary(
     }
     if tolerance is not None:
         gate = CalibrationTester(
-            tolerance=tolerance, n_resamples=n_test_resamples, random_state=seed
+            tolerance=tolerance,
+            n_resamples=n_test_resamples,
+            resampling_risk=None,
+            random_state=seed,
         )
         summary["gate"] = _result_dict(gate.fit(y, p, sample_weight=w).result_)
     summary["_tester"] = tester
@@ -533,15 +540,19 @@ def run_report(args, out=print, err=None):
     except ReportInputError as exc:
         err.write(f"skcal report: error: {exc}\n")
         return 2
-    summary = calibration_summary(
-        y,
-        p,
-        w,
-        n_resamples=args.resamples,
-        tolerance=args.fail_if_miscalibrated,
-        random_state=args.random_state,
-        progress=_progress_printer(err),
-    )
+    try:
+        summary = calibration_summary(
+            y,
+            p,
+            w,
+            n_resamples=args.resamples,
+            tolerance=args.fail_if_miscalibrated,
+            random_state=args.random_state,
+            progress=_progress_printer(err),
+        )
+    except ValueError as exc:  # e.g. a gate tolerance no test could ever reject at
+        err.write(f"skcal report: error: {exc}\n")
+        return 2
     name = args.name or args.proba[0]
     title = (
         f"skcal report: {os.path.basename(str(args.file))}, {summary['n']} predictions"

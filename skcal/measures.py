@@ -12,6 +12,12 @@ from sklearn.utils import Bunch
 
 from . import metrics
 from ._scorer import CalibrationScorer
+from .metrics._cdl import cdl_core
+from .metrics._cutoff import cutoff_core
+from .metrics._ece import ece_core
+from .metrics._ldtc import grid_points, ldtc_core
+from .metrics._scdl import scdl_core
+from .metrics._smce import smce_core
 
 __all__ = [
     "BinnedECE",
@@ -35,6 +41,28 @@ class _CalibrationMeasure(BaseEstimator):
     # What the measure reads of predict_proba: one probability per sample
     # ("binary") or the whole matrix ("full"); see CalibrationScorer.
     _proba = "binary"
+
+    # What skcal.CalibrationTester needs (the tester's registry):
+    # _tester_name: the short name the tester accepts for this class.
+    # _dce_factor: a constant ``a`` with ``measure(D) >= a * dCE(D)`` for every
+    #     distribution, such that the measure of a sample is at least the sample
+    #     mean of one fixed function with values in [-1, 1] whose mean is
+    #     ``measure(D)`` (so Hoeffding bounds its lower tail); None if unknown.
+    # _lipschitz: ``(L_v, L_y)``: moving predictions by a total (weighted mean)
+    #     distance A changes the measure of a sample by at most ``L_v A``,
+    #     flipping outcomes of total weight F by at most ``L_y F``; None if unknown.
+    # _max_value: an upper bound of the measure on any data.
+    _tester_name = None
+    _dce_factor = None
+    _lipschitz = None
+    _max_value = 1.0
+
+    def _grouped_core(self, statistic):
+        """The measure of a GroupedStatistic with these (checked) options.
+
+        Binary measures only; the tester calls it once per resample.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no grouped core.")
 
     @property
     def _function(self):
@@ -83,7 +111,10 @@ class _CalibrationMeasure(BaseEstimator):
         :class:`skcal.scorers.CalibrationScorer`.
         """
         return CalibrationScorer(
-            self._function, sign=-1, kwargs=self.get_params(deep=False), proba=self._proba
+            self._function,
+            sign=-1,
+            kwargs=self.get_params(deep=False),
+            proba=self._proba,
         )
 
 
@@ -112,6 +143,15 @@ class SmoothCalibrationError(_CalibrationMeasure):
 
     _function_name = "smooth_calibration_error"
     _score_name = "smooth_calibration_error"
+    # smCE >= dCE / 2 (Lemma 12 of Hu, Jambulapati, Tian and Yang, "Testing
+    # calibration in nearly-linear time"), witnessed by one Lipschitz test x;
+    # |(y - v) x(v) - (y - u) x(u)| <= 2 |u - v| and a flip moves it by |x| <= 1.
+    _tester_name = "smce"
+    _dce_factor = 0.5
+    _lipschitz = (2.0, 1.0)
+
+    def _grouped_core(self, statistic):
+        return smce_core(statistic)
 
     def __init__(self, *, pos_label=None, multiclass="top-label", labels=None):
         self.pos_label = pos_label
@@ -145,6 +185,13 @@ class CutoffCalibrationError(_CalibrationMeasure):
 
     _function_name = "cutoff_calibration_error"
     _score_name = "cutoff_calibration_error"
+    # Abel summation gives smCE <= |S(1)| + sup_t |S(t)| <= 2 cutoff, with
+    # S(t) = E[(y - v) 1{v <= t}]; so cutoff >= smCE / 2 >= dCE / 4.
+    _tester_name = "cutoff"
+    _dce_factor = 0.25
+
+    def _grouped_core(self, statistic):
+        return cutoff_core(statistic)[0]
 
     def __init__(self, *, pos_label=None, multiclass="top-label", labels=None):
         self.pos_label = pos_label
@@ -179,6 +226,11 @@ class SoftBinnedCDL(_CalibrationMeasure):
 
     _function_name = "soft_binned_cdl"
     _score_name = "soft_binned_cdl"
+    _tester_name = "scdl"
+    _max_value = float("inf")
+
+    def _grouped_core(self, statistic):
+        return scdl_core(statistic, self.m)
 
     def __init__(self, *, m=None, pos_label=None, multiclass="top-label", labels=None):
         self.m = m
@@ -210,6 +262,10 @@ class CalibrationDecisionLoss(_CalibrationMeasure):
 
     _function_name = "calibration_decision_loss"
     _score_name = "calibration_decision_loss"
+    _tester_name = "cdl"
+
+    def _grouped_core(self, statistic):
+        return cdl_core(statistic)
 
     def __init__(self, *, pos_label=None, multiclass="top-label", labels=None):
         self.pos_label = pos_label
@@ -243,6 +299,10 @@ class BinnedECE(_CalibrationMeasure):
 
     _function_name = "binned_ece"
     _score_name = "binned_ece"
+    _tester_name = "binned_ece"
+
+    def _grouped_core(self, statistic):
+        return ece_core(statistic, self.n_bins, self.strategy, self.norm)
 
     def __init__(
         self,
@@ -289,6 +349,17 @@ class LowerDistanceToCalibration(_CalibrationMeasure):
 
     _function_name = "lower_distance_to_calibration"
     _score_name = "lower_distance_to_calibration"
+    # dCE^U >= dCE (Lemma 17 of Hu, Jambulapati, Tian and Yang, "Testing
+    # calibration in nearly-linear time"), witnessed by one dual solution with
+    # values in [-1, 1] (the exact penalty of their Lemmas 21-22 bounds the duals
+    # by 1); costs |u - v| are 1-Lipschitz in v, and a flip unbalances a grid
+    # point by its mass, which their Lemma 21 repairs at no more cost.
+    _tester_name = "dce"
+    _dce_factor = 1.0
+    _lipschitz = (1.0, 1.0)
+
+    def _grouped_core(self, statistic):
+        return ldtc_core(statistic, grid_points(self.grid))
 
     def __init__(
         self, *, grid=100, pos_label=None, multiclass="top-label", labels=None
@@ -343,6 +414,7 @@ class UtilityCalibrationError(_CalibrationMeasure):
     _function_name = "utility_calibration_error"
     _score_name = "utility_calibration_error"
     _proba = "full"
+    _tester_name = "utility"
 
     def __init__(self, utility="top-class", *, labels=None):
         self.utility = utility

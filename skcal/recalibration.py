@@ -1078,6 +1078,24 @@ callable, default=None
 
     # -- prediction ------------------------------------------------------------
 
+    def plot_history(self, ax=None):
+        """Draw UC and Brier score after each patch (needs matplotlib).
+
+        See :func:`skcal.plot_patching_history`.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+
+        Returns
+        -------
+        ax : matplotlib Axes
+        """
+        check_is_fitted(self)
+        from ._reliability import plot_patching_history
+
+        return plot_patching_history(self, ax=ax)
+
     def transform(self, P):
         """Replay the patches on predicted probabilities.
 

@@ -233,7 +233,7 @@ def test_calibrated_constant_predictions_draw_without_soft_bins():
 
 def test_plot_test_result_draws_null_statistic_threshold_and_verdict():
     y, p = _data(300, power=1.0)
-    tester = CalibrationTester(n_resamples=99, random_state=0).fit(y, p)
+    tester = CalibrationTester(n_resamples=99, resampling_risk=None, random_state=0).fit(y, p)
     ax = plot_test_result(tester)
     result = tester.result_
     heights = sum(patch.get_height() for patch in ax.patches)
@@ -312,3 +312,24 @@ def test_classwise_view_is_one_vs_rest_per_class():
         assert d.ax_hist_.get_xlabel() == "predicted probability"
     with pytest.raises(ValueError, match="labels"):
         plot_classwise_reliability(y, P[:, :2])
+
+
+def test_plot_methods_of_tester_result_and_recalibrator():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import skcal
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=400)
+    y = (rng.uniform(size=400) < p).astype(int)
+    tester = skcal.CalibrationTester(random_state=0).fit(y, p)
+    ax = tester.plot()
+    assert ax.get_title().startswith("Calibration test: calibrated")
+    assert len(ax.patches) > 0  # the null distribution is drawn
+    ax = tester.decide().plot()
+    assert "p-value" in ax.get_title()
+    P = rng.dirichlet(np.ones(3), size=300)
+    labels = np.array([rng.choice(3, p=row) for row in P])
+    rec = skcal.UtilityPatchingRecalibrator(max_iter=5).fit(P ** 2 / (P ** 2).sum(1, keepdims=True), labels)
+    ax = rec.plot_history()
+    assert len(ax.get_lines()) >= 1

@@ -112,7 +112,7 @@ def test_gate_exit_status(tmp_path, capsys):
             "--resamples",
             "0",
             "--fail-if-miscalibrated",
-            "0.3",
+            "0.15",
         ],
         capsys,
     )
@@ -359,3 +359,13 @@ def test_parquet_when_pandas_and_pyarrow_are_installed(tmp_path, capsys):
     assert status == 0
     value = json.loads(out)["measures"]["smce"]["value"]
     assert value == metrics.smooth_calibration_error(y, p)
+
+
+def test_gate_tolerance_that_can_never_reject_is_an_error(tmp_path, capsys):
+    path, *_ = _binary_file(tmp_path, n=300, shift=0.0, seed=6)
+    status, _, err = _run(
+        [path, "--label", "y", "--proba", "p", "--resamples", "0",
+         "--fail-if-miscalibrated", "0.6"],
+        capsys,
+    )
+    assert status == 2 and "could never reject" in err

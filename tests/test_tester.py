@@ -53,7 +53,12 @@ def test_resample_false_alarm_rate_is_alpha():
     # statistic is continuous), neither more nor much less
     alpha, n_datasets = 0.1, 200
     rate = rejection_rate(
-        lambda rng: calibrated(rng, 200), n_datasets, 0, alpha=alpha, n_resamples=99
+        lambda rng: calibrated(rng, 200),
+        n_datasets,
+        0,
+        alpha=alpha,
+        n_resamples=99,
+        resampling_risk=None,
     )
     slack = monte_carlo_slack(alpha, n_datasets)
     assert alpha - slack <= rate <= alpha + slack
@@ -64,26 +69,47 @@ def test_resample_power_where_guaranteed():
     # is guaranteed with probability >= 1 - alpha
     rng = np.random.default_rng(1)
     y, p = shifted(rng, 1500, 0.2)
-    result = CalibrationTester(n_resamples=99, random_state=0).decide(y, p)
+    result = CalibrationTester(
+        n_resamples=99, resampling_risk=None, random_state=0
+    ).decide(y, p)
     assert result.min_epsilon <= 0.2
-    rate = rejection_rate(lambda rng: shifted(rng, 1500, 0.2), 40, 2, n_resamples=99)
+    rate = rejection_rate(
+        lambda rng: shifted(rng, 1500, 0.2), 40, 2, n_resamples=99, resampling_risk=None
+    )
     assert rate >= 0.95
 
 
 def test_resample_power_at_moderate_shift():
     # below the certified epsilon the test is still powerful: dCE = 0.05 at n = 2000
-    rate = rejection_rate(lambda rng: shifted(rng, 2000, 0.05), 40, 3, n_resamples=99)
+    rate = rejection_rate(
+        lambda rng: shifted(rng, 2000, 0.05),
+        40,
+        3,
+        n_resamples=99,
+        resampling_risk=None,
+    )
     assert rate >= 0.95
 
 
 def test_resample_dce_error_rates():
     # dCE is ~15 ms per evaluation here: a small check of both error types
     rate0 = rejection_rate(
-        lambda rng: calibrated(rng, 150), 20, 4, measure="dce", alpha=0.1, n_resamples=19
+        lambda rng: calibrated(rng, 150),
+        20,
+        4,
+        measure="dce",
+        alpha=0.1,
+        n_resamples=19,
+        resampling_risk=None,
     )
     assert rate0 <= 0.1 + monte_carlo_slack(0.1, 20)
     rate1 = rejection_rate(
-        lambda rng: shifted(rng, 400, 0.2), 10, 5, measure="dce", n_resamples=19
+        lambda rng: shifted(rng, 400, 0.2),
+        10,
+        5,
+        measure="dce",
+        n_resamples=19,
+        resampling_risk=None,
     )
     assert rate1 == 1.0
 
@@ -101,14 +127,25 @@ def test_tolerant_resample_is_valid_at_the_null_boundary(measure):
     n_datasets = 40 if measure == "smce" else 8
     for make in (lemma1, lambda rng: shifted(rng, 300, eps2)):
         rate = rejection_rate(
-            make, n_datasets, 6, measure=measure, tolerance=eps2, n_resamples=n_resamples
+            make,
+            n_datasets,
+            6,
+            measure=measure,
+            tolerance=eps2,
+            n_resamples=n_resamples,
+            resampling_risk=None,
         )
         assert rate <= 0.05 + monte_carlo_slack(0.05, n_datasets)
 
 
 def test_tolerant_resample_still_rejects_large_miscalibration():
     rate = rejection_rate(
-        lambda rng: shifted(rng, 2000, 0.3), 20, 7, tolerance=0.02, n_resamples=99
+        lambda rng: shifted(rng, 2000, 0.3),
+        20,
+        7,
+        tolerance=0.02,
+        n_resamples=99,
+        resampling_risk=None,
     )
     assert rate == 1.0
 
@@ -154,9 +191,9 @@ def test_theory_thresholds_and_constants():
 
     # a tolerance raises the threshold by eps2 and the certified epsilon by
     # more than 4 eps2 (smCE); the decision is statistic <= threshold
-    tolerant = CalibrationTester(
-        threshold="theory", epsilon=0.5, tolerance=0.02
-    ).fit(y, p)
+    tolerant = CalibrationTester(threshold="theory", epsilon=0.5, tolerance=0.02).fit(
+        y, p
+    )
     assert tolerant.threshold_ == pytest.approx(0.5 / 4 + 0.02)
     assert tolerant.min_epsilon_ > 4 * 0.02 + 4 * t_cal
     assert tolerant.decide().calibrated == (tolerant.statistic_ <= tolerant.threshold_)
@@ -165,7 +202,7 @@ def test_theory_thresholds_and_constants():
 def test_theory_warns_when_n_is_too_small():
     rng = np.random.default_rng(11)
     y, p = calibrated(rng, 100)
-    with pytest.warns(UserWarning, match="too few for the guarantee of 002 Theorem 3"):
+    with pytest.warns(UserWarning, match="too few for the guarantee of Theorem 3"):
         result = CalibrationTester(threshold="theory", epsilon=0.1).decide(y, p)
     assert result.min_epsilon > 0.1
 
@@ -174,7 +211,9 @@ def test_resample_threshold_and_p_value_agree():
     rng = np.random.default_rng(12)
     for i in range(20):
         y, p = shifted(rng, 300, 0.03 * (i % 3))
-        tester = CalibrationTester(n_resamples=99, random_state=i).fit(y, p)
+        tester = CalibrationTester(
+            n_resamples=99, resampling_risk=None, random_state=i
+        ).fit(y, p)
         null = tester.null_statistics_
         assert null.shape == (99,) and np.all(np.diff(null) >= 0)
         # threshold: the (B + 1 - k)-th smallest draw, k = floor(alpha (B + 1))
@@ -189,10 +228,12 @@ def test_resample_threshold_and_p_value_agree():
 def test_tolerant_resample_is_more_conservative():
     rng = np.random.default_rng(13)
     y, p = shifted(rng, 1000, 0.05)
-    plain = CalibrationTester(n_resamples=99, random_state=0).fit(y, p)
-    tolerant = CalibrationTester(n_resamples=99, random_state=0, tolerance=0.01).fit(
+    plain = CalibrationTester(n_resamples=99, resampling_risk=None, random_state=0).fit(
         y, p
     )
+    tolerant = CalibrationTester(
+        n_resamples=99, resampling_risk=None, random_state=0, tolerance=0.01
+    ).fit(y, p)
     np.testing.assert_array_equal(plain.null_statistics_, tolerant.null_statistics_)
     # the Monte Carlo level is 0.8 alpha and the threshold is shifted up
     assert tolerant.threshold_ > plain.threshold_ + 5 * 0.01
@@ -207,7 +248,7 @@ def test_min_epsilon_by_measure():
     y, p = calibrated(rng, 500)
     t_no = math.sqrt(2 * math.log(1 / 0.05) / 500)
     for measure, factor in [("smce", 0.5), ("dce", 1.0), ("cutoff", 0.25)]:
-        params = dict(n_resamples=19) if measure == "dce" else {}
+        params = dict(n_resamples=19, resampling_risk=None) if measure == "dce" else {}
         tester = CalibrationTester(measure, random_state=0, **params).fit(y, p)
         assert tester.min_epsilon_ == pytest.approx((tester.threshold_ + t_no) / factor)
     for measure in ("scdl", "binned_ece"):
@@ -218,7 +259,11 @@ def test_measure_params_and_callables():
     rng = np.random.default_rng(15)
     y, p = calibrated(rng, 200)
     tester = CalibrationTester(
-        "binned_ece", measure_params={"n_bins": 5}, n_resamples=19, random_state=0
+        "binned_ece",
+        measure_params={"n_bins": 5},
+        n_resamples=19,
+        resampling_risk=None,
+        random_state=0,
     ).fit(y, p)
     from skcal import binned_ece
 
@@ -227,7 +272,9 @@ def test_measure_params_and_callables():
     def mean_bias(y_true, y_prob, sample_weight=None):
         return abs(np.average(np.asarray(y_true) - y_prob, weights=sample_weight))
 
-    result = CalibrationTester(mean_bias, n_resamples=19, random_state=0).decide(y, p)
+    result = CalibrationTester(
+        mean_bias, n_resamples=19, resampling_risk=None, random_state=0
+    ).decide(y, p)
     assert result.measure == "mean_bias" and result.min_epsilon is None
     assert result.statistic == pytest.approx(abs(np.mean(y - p)))
 
@@ -238,7 +285,9 @@ def test_measure_params_and_callables():
 def test_result_is_frozen_and_readable():
     rng = np.random.default_rng(16)
     y, p = calibrated(rng, 100)
-    result = CalibrationTester(n_resamples=19, random_state=0).decide(y, p)
+    result = CalibrationTester(
+        n_resamples=19, resampling_risk=None, random_state=0
+    ).decide(y, p)
     assert isinstance(result, CalibrationTestResult)
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.calibrated = False
@@ -252,9 +301,15 @@ def test_result_is_frozen_and_readable():
 def test_reproducible_and_independent_of_n_jobs():
     rng = np.random.default_rng(17)
     y, p = calibrated(rng, 300)
-    a = CalibrationTester(n_resamples=40, random_state=3).fit(y, p)
-    b = CalibrationTester(n_resamples=40, random_state=3, n_jobs=2).fit(y, p)
-    c = CalibrationTester(n_resamples=40, random_state=4).fit(y, p)
+    a = CalibrationTester(n_resamples=40, resampling_risk=None, random_state=3).fit(
+        y, p
+    )
+    b = CalibrationTester(
+        n_resamples=40, resampling_risk=None, random_state=3, n_jobs=2
+    ).fit(y, p)
+    c = CalibrationTester(n_resamples=40, resampling_risk=None, random_state=4).fit(
+        y, p
+    )
     np.testing.assert_array_equal(a.null_statistics_, b.null_statistics_)
     assert not np.array_equal(a.null_statistics_, c.null_statistics_)
     assert a.decide() == b.decide()
@@ -263,7 +318,7 @@ def test_reproducible_and_independent_of_n_jobs():
 def test_decide_fits_and_unfitted_errors():
     rng = np.random.default_rng(18)
     y, p = calibrated(rng, 100)
-    tester = CalibrationTester(n_resamples=19, random_state=0)
+    tester = CalibrationTester(n_resamples=19, resampling_risk=None, random_state=0)
     with pytest.raises(NotFittedError):
         tester.decide()
     with pytest.raises(ValueError, match="both y_true and y_prob"):
@@ -286,26 +341,39 @@ def test_sample_weight_and_labels():
     rng = np.random.default_rng(19)
     y, p = calibrated(rng, 300)
     w = rng.exponential(size=300)
-    tester = CalibrationTester(n_resamples=19, random_state=0).fit(y, p, w)
-    assert tester.statistic_ == pytest.approx(smooth_calibration_error(y, p, sample_weight=w))
+    tester = CalibrationTester(
+        n_resamples=19, resampling_risk=None, random_state=0
+    ).fit(y, p, w)
+    assert tester.statistic_ == pytest.approx(
+        smooth_calibration_error(y, p, sample_weight=w)
+    )
     assert tester.n_effective_ == pytest.approx(w.sum() ** 2 / np.sum(w**2))
     labels = np.where(y == 1, "spam", "ham")
-    other = CalibrationTester(n_resamples=19, random_state=0, pos_label="spam")
+    other = CalibrationTester(
+        n_resamples=19, resampling_risk=None, random_state=0, pos_label="spam"
+    )
     assert other.fit(labels, p, w).decide() == tester.decide()
 
 
 def test_from_estimator_binary_and_multiclass():
-    X, y = make_classification(n_samples=600, n_classes=3, n_informative=4, random_state=0)
+    X, y = make_classification(
+        n_samples=600, n_classes=3, n_informative=4, random_state=0
+    )
     model = LogisticRegression(max_iter=500).fit(X[:300], y[:300])
     tester = CalibrationTester.from_estimator(
-        model, X[300:], y[300:], n_resamples=19, random_state=0
+        model, X[300:], y[300:], n_resamples=19, resampling_risk=None, random_state=0
     )
     P = model.predict_proba(X[300:])
     assert tester.statistic_ == pytest.approx(smooth_calibration_error(y[300:], P))
     names = np.array(["a", "b", "c"])[y]
     model = LogisticRegression(max_iter=500).fit(X[:300], names[:300] == "a")
     tester = CalibrationTester.from_estimator(
-        model, X[300:], names[300:] == "a", n_resamples=19, random_state=0
+        model,
+        X[300:],
+        names[300:] == "a",
+        n_resamples=19,
+        resampling_risk=None,
+        random_state=0,
     )
     assert tester.statistic_ == pytest.approx(
         smooth_calibration_error(names[300:] == "a", model.predict_proba(X[300:])[:, 1])
@@ -326,7 +394,11 @@ def test_from_estimator_binary_and_multiclass():
         (dict(epsilon=0.1, tolerance=0.1), ValueError, "must be below epsilon"),
         (dict(threshold="bootstrap"), ValueError, "threshold must be"),
         (dict(threshold="theory"), ValueError, "needs epsilon"),
-        (dict(threshold="theory", measure="cutoff", epsilon=0.1), ValueError, "Theorem 3"),
+        (
+            dict(threshold="theory", measure="cutoff", epsilon=0.1),
+            ValueError,
+            "Theorem 3",
+        ),
         (
             dict(threshold="theory", epsilon=0.1, tolerance=0.03),
             ValueError,
@@ -336,9 +408,17 @@ def test_from_estimator_binary_and_multiclass():
         (dict(n_resamples=10), ValueError, "too few to ever reject"),
         (dict(n_resamples=19, tolerance=0.01), ValueError, "too few to ever reject"),
         (dict(measure="cutoff", tolerance=0.01), ValueError, "Lipschitz"),
-        (dict(measure_params=[("grid", 5)]), TypeError, "measure_params must be a dict"),
+        (
+            dict(measure_params=[("grid", 5)]),
+            TypeError,
+            "measure_params must be a dict",
+        ),
         (dict(measure_params={"pos_label": 1}), ValueError, "may not set"),
-        (dict(measure="dce", measure_params={"return_bound": True}), ValueError, "may not set"),
+        (
+            dict(measure="dce", measure_params={"return_bound": True}),
+            ValueError,
+            "may not set",
+        ),
     ],
 )
 def test_bad_parameters(params, error, match):
@@ -360,6 +440,267 @@ def test_does_not_mutate_inputs():
     y, p = calibrated(rng, 50)
     w = rng.exponential(size=50)
     copies = [a.copy() for a in (y, p, w)]
-    CalibrationTester(n_resamples=19, random_state=0).fit(y, p, w)
+    CalibrationTester(n_resamples=19, resampling_risk=None, random_state=0).fit(y, p, w)
     for a, c in zip((y, p, w), copies):
         np.testing.assert_array_equal(a, c)
+
+
+# --- grouped null draws against the slow references (tester helper) ----------
+
+from skcal import (  # noqa: E402
+    binned_ece,
+    calibration_decision_loss,
+    cutoff_calibration_error,
+    soft_binned_cdl,
+    utility_calibration_error,
+)
+from skcal._grouped import group  # noqa: E402
+from skcal.measures import (  # noqa: E402
+    BinnedECE,
+    LowerDistanceToCalibration,
+    SmoothCalibrationError,
+    UtilityCalibrationError,
+)
+from skcal.tester import _BinaryData, _checkpoints, _seeds, _sequential_test  # noqa: E402
+
+from cases import random_cases  # noqa: E402
+from reference import exact_null_law_reference, row_null_draw_reference  # noqa: E402
+
+MEASURE_FUNCTIONS = {
+    "smce": smooth_calibration_error,
+    "cutoff": cutoff_calibration_error,
+    "cdl": calibration_decision_loss,
+    "scdl": soft_binned_cdl,
+    "binned_ece": binned_ece,
+    "dce": lambda y, p, sample_weight=None: lower_distance_to_calibration(
+        y, p, sample_weight=sample_weight, grid=20
+    ),
+}
+
+
+def _binary_data(name, y, p, w):
+    tester = CalibrationTester(
+        name, measure_params={"grid": 20} if name == "dce" else None
+    )
+    measure, _ = tester._check_params()
+    return _BinaryData(measure, y, p, w, None, None)
+
+
+def test_statistic_and_weighted_draws_match_the_public_functions():
+    # The statistic is the public function's value; with unequal weights each
+    # draw is one Bernoulli per row (same uniforms as the reference) summed
+    # into its group, so it equals the public function on the redrawn rows.
+    for i, (y, p, w) in enumerate(random_cases(20, 40, max_n=30)):
+        for name, function in MEASURE_FUNCTIONS.items():
+            data = _binary_data(name, y, p, w)
+            expected = function(y, p, sample_weight=w)
+            assert data.statistic == pytest.approx(expected, abs=1e-9), (i, name)
+            if data.p is None:  # equal weights: the binomial path, tested below
+                continue
+            for seed in range(3):
+                got = data.draw(seed)
+                want = row_null_draw_reference(function, y, p, w, seed)
+                assert got == pytest.approx(want, abs=1e-9), (i, name, seed)
+
+
+def test_binomial_draws_follow_the_exact_null_law():
+    # Equal weights: one Binomial(count, v) per distinct value. Its law must be
+    # the exact law of the measure under y* ~ Bernoulli(p), enumerated over all
+    # 2^n outcomes; Kolmogorov distance at most 1.63 / sqrt(N) (1% level).
+    rng = np.random.default_rng(21)
+    n_draws = 3000
+    for case in range(6):
+        n = int(rng.integers(1, 8))
+        p = rng.choice([0.0, 1.0, 0.3, 0.3, rng.random(), rng.random()], n)
+        y = (rng.random(n) < p).astype(float)
+        for name in ("smce", "cutoff", "binned_ece"):
+            function = MEASURE_FUNCTIONS[name]
+            law = exact_null_law_reference(function, p)
+            data = _binary_data(name, y, p, np.full(n, 2.5))
+            assert data.p is None
+            draws = np.round([data.draw(s) for s in _seeds(case, n_draws)], 12)
+            values = np.array(sorted(law))
+            exact_cdf = np.cumsum([law[v] for v in values])
+            empirical = np.searchsorted(np.sort(draws), values, side="right") / n_draws
+            assert np.all(np.isin(draws, values)), (case, name)
+            assert np.max(np.abs(empirical - exact_cdf)) <= 1.63 / math.sqrt(n_draws)
+
+
+def test_sketch_in_place_of_data_gives_the_same_result():
+    rng = np.random.default_rng(22)
+    y, p = calibrated(rng, 500)
+    p = np.round(p, 2)
+
+    class Sketch:
+        def __init__(self, statistic):
+            self.statistic = statistic
+
+        def grouped_statistic(self):
+            return self.statistic
+
+    sketch = Sketch(group(y, p, np.ones_like(p)))
+    a = CalibrationTester(random_state=1).decide(y, p)
+    b = CalibrationTester(random_state=1).decide(sketch)
+    assert a == b
+    with pytest.raises(ValueError, match="y_prob=None"):
+        CalibrationTester().decide(sketch, p)
+    weighted = Sketch(group(y, p, np.full(500, 0.5)))
+    with pytest.raises(ValueError, match="non-integer weights"):
+        CalibrationTester().decide(weighted)
+
+
+# --- sequential Monte Carlo --------------------------------------------------
+
+
+def test_checkpoints():
+    assert _checkpoints(999)[0] == 20 and _checkpoints(999)[-1] == 999
+    assert _checkpoints(5) == [5]
+    points = _checkpoints(999)
+    assert all(b > a for a, b in zip(points, points[1:]))
+
+
+def test_sequential_resampling_risk_is_bounded():
+    # A null whose exceedance probability q is known: T* ~ U(0, 1), T = 1 - q.
+    # A decision taken before the last draw must agree with the ideal test
+    # "reject iff q < alpha" except with probability at most the resampling
+    # risk (here 0.05, so that it is measurable), also for q next to alpha;
+    # undecided runs (q near alpha) accept, so they never raise type I error.
+    def draw(seed):
+        return float(np.random.default_rng(seed).random())
+
+    alpha, risk, runs = 0.05, 0.05, 200
+    for q, max_draws in ((0.01, 1000), (0.045, 1000), (0.055, 1000), (0.2, 300)):
+        wrong = undecided = 0
+        for run in range(runs):
+            null, decision = _sequential_test(
+                draw, 1 - q, alpha, _seeds(run, max_draws), risk, None
+            )
+            undecided += decision is None
+            wrong += decision is not None and decision != (q < alpha)
+            assert decision is not None or null.size == max_draws
+        assert wrong / runs <= risk + monte_carlo_slack(risk, runs), q
+        if q in (0.01, 0.2):  # far from alpha: decided before the last draw
+            assert undecided == 0, q
+
+
+def test_sequential_stops_early_and_reports_resamples():
+    rng = np.random.default_rng(23)
+    y, p = calibrated(rng, 2000)
+    tester = CalibrationTester(random_state=0).fit(y, p)
+    assert tester.result_.calibrated
+    assert tester.n_resamples_ == tester.result_.n_resamples < 999
+    assert tester.null_statistics_.size == tester.n_resamples_
+    y_bad = (rng.random(2000) < np.clip(p + 0.1, 0, 1)).astype(float)
+    result = CalibrationTester(random_state=0).decide(y_bad, p)
+    assert not result.calibrated and result.n_resamples < 999
+    fixed = CalibrationTester(random_state=0, resampling_risk=None).decide(y, p)
+    assert fixed.n_resamples == 999
+
+
+def test_sequential_false_alarm_rate_at_most_alpha():
+    # type I of the default (sequential) test: at most alpha + risk
+    alpha, n_datasets = 0.1, 200
+    rate = rejection_rate(
+        lambda rng: calibrated(rng, 200), n_datasets, 30, alpha=alpha, n_resamples=499
+    )
+    assert rate <= alpha + 1e-3 + monte_carlo_slack(alpha, n_datasets)
+
+
+def test_sequential_reproducible_and_independent_of_n_jobs():
+    rng = np.random.default_rng(24)
+    y, p = calibrated(rng, 300)
+    a = CalibrationTester(random_state=3).fit(y, p)
+    b = CalibrationTester(random_state=3, n_jobs=2).fit(y, p)
+    assert a.result_ == b.result_
+    np.testing.assert_array_equal(a.null_statistics_, b.null_statistics_)
+
+
+# --- measure objects and the registry -----------------------------------------
+
+
+def test_measure_objects_equal_their_names():
+    rng = np.random.default_rng(25)
+    y, p = calibrated(rng, 300)
+    by_name = CalibrationTester(
+        "binned_ece", measure_params={"n_bins": 5}, random_state=0
+    ).decide(y, p)
+    by_object = CalibrationTester(BinnedECE(n_bins=5), random_state=0).decide(y, p)
+    assert by_name == by_object
+    assert by_object.measure == "binned_ece"
+    a = CalibrationTester(SmoothCalibrationError(), random_state=0).decide(y, p)
+    assert a == CalibrationTester("smce", random_state=0).decide(y, p)
+    theory = CalibrationTester(
+        LowerDistanceToCalibration(grid=50), threshold="theory", epsilon=0.9
+    ).fit(y, p)
+    assert theory.result_.method == "theorem 4"
+    with pytest.raises(ValueError, match="measure_params"):
+        CalibrationTester("smce", measure_params={"n_bins": 3}).fit(y, p)
+
+
+def test_utility_measure_is_tested_as_multiclass():
+    # On main the measure object was called on the top-label reduction of the
+    # probability matrix; now the statistic is the multiclass value and the
+    # null draws y* ~ Categorical(p).
+    rng = np.random.default_rng(26)
+    n, C = 600, 4
+    P = rng.dirichlet(np.ones(C), size=n)
+    y = (rng.random(n)[:, None] > np.cumsum(P, axis=1)).sum(axis=1)
+    measure = UtilityCalibrationError("class-wise")
+    result = CalibrationTester(measure, random_state=0).decide(y, P)
+    assert result.statistic == pytest.approx(
+        utility_calibration_error(y, P, utility="class-wise")
+    )
+    assert result.measure == "utility" and result.calibrated
+    # always predicting class 0 with probability at least 0.5 too often
+    y_bad = np.where(rng.random(n) < 0.3, 0, y)
+    assert not CalibrationTester(measure, random_state=0).decide(y_bad, P).calibrated
+    with pytest.raises(ValueError, match="pos_label"):
+        CalibrationTester(measure, pos_label=1).fit(y, P)
+
+
+# --- issue 15: no silent wrong answers, no dead ends ---------------------------
+
+
+def test_custom_measure_with_positional_weights():
+    # written as doc/testing.md shows: f(y_true, y_prob, sample_weight) with
+    # any names; main passed sample_weight= by keyword and failed
+    def mean_bias(y, p, w):
+        return abs(np.average(y - p, weights=w))
+
+    def unweighted(y, p):
+        return abs(np.mean(y - p))
+
+    rng = np.random.default_rng(27)
+    y, p = calibrated(rng, 400)
+    result = CalibrationTester(mean_bias, random_state=0).decide(y, p)
+    assert result.statistic == pytest.approx(abs(np.mean(y - p)))
+    assert CalibrationTester(unweighted, random_state=0).decide(
+        y, p
+    ) == result.__class__(**{**dataclasses.asdict(result), "measure": "unweighted"})
+    with pytest.raises(TypeError, match="sample_weight"):
+        CalibrationTester(unweighted).fit(y, p, rng.random(400))
+
+
+def test_measure_returning_nan_raises():
+    rng = np.random.default_rng(28)
+    y, p = calibrated(rng, 100)
+    with pytest.raises(ValueError, match="finite"):
+        CalibrationTester(lambda y, p, sample_weight=None: np.nan).fit(y, p)
+    calls = []
+
+    def nan_on_resamples(y, p, sample_weight=None):
+        calls.append(1)
+        return 0.1 if len(calls) == 1 else float("nan")
+
+    with pytest.raises(ValueError, match="on a resample"):
+        CalibrationTester(nan_on_resamples).fit(y, p)
+
+
+@pytest.mark.parametrize(
+    "measure, tolerance", [("smce", 0.6), ("smce", 0.2), ("dce", 0.34)]
+)
+def test_tolerance_that_can_never_reject_raises(measure, tolerance):
+    rng = np.random.default_rng(29)
+    y, p = calibrated(rng, 100)
+    with pytest.raises(ValueError, match="could never reject"):
+        CalibrationTester(measure, tolerance=tolerance).fit(y, p)
