@@ -7,6 +7,15 @@
 
 from libc.math cimport ceil, floor
 
+# Every kernel checks its argument shapes at entry (O(1)) and raises
+# ValueError on a mismatch rather than reading or writing out of bounds; the
+# values (predictions in [0, 1], outcomes in {0, 1}) are the caller's.
+
+
+cdef inline void _need(bint ok, str what) except *:
+    if not ok:
+        raise ValueError(f"kernel argument shapes do not match: {what}")
+
 # Outcomes in {0, 1}, as bytes or as the caller's own int64 labels (already
 # checked to be 0 or 1): reading int64 directly is cheaper than converting.
 ctypedef fused outcome_t:
@@ -31,6 +40,8 @@ def soft_bin(
     cdef Py_ssize_t m = bins.shape[0] - 1
     cdef Py_ssize_t i, j
     cdef double x, f, wi, wy, dm = <double>m
+    _need(y.shape[0] == n and w.shape[0] == n, "p, y and w must have one length")
+    _need(m >= 1 and bins.shape[1] == 2, "bins must have shape (m + 1, 2) with m >= 1")
     with nogil:
         for i in range(n):
             x = dm * p[i]
@@ -57,6 +68,8 @@ def coarsen(
     """
     cdef Py_ssize_t m = coarse.shape[0] - 1
     cdef Py_ssize_t i, c
+    _need(m >= 1 and coarse.shape[1] == 2, "coarse must have shape (m + 1, 2) with m >= 1")
+    _need(fine.shape[0] == 2 * m + 1 and fine.shape[1] == 2, "fine must have shape (2m + 1, 2)")
     with nogil:
         for c in range(2):
             coarse[0, c] = fine[0, c] + 0.5 * fine[1, c]
@@ -84,6 +97,8 @@ def scdl_level(
     cdef Py_ssize_t i, j, lo, hi
     cdef double a, b, x, s_a = 0.0, s_bl = 0.0, s_br = 0.0, f, best = 0.0
     cdef double dm = <double>m
+    _need(m >= 1 and bins.shape[1] == 2, "bins must have shape (m + 1, 2) with m >= 1")
+    _need(work.shape[0] == 3 and work.shape[1] >= m + 2, "work must have shape (3, m + 2)")
     with nogil:
         for i in range(m + 2):
             work[0, i] = 0.0
@@ -147,6 +162,9 @@ def uniform_bin_sums(
     cdef double v, x, wi, dB = <double>B
     # B p and the edges are exact to a few units of B * 2**-53; far wider margin
     cdef double tol = dB * 1e-12
+    _need(y.shape[0] == n and w.shape[0] == n, "p, y and w must have one length")
+    _need(B >= 1 and sums.shape[1] == 2, "sums must have shape (B, 2) with B >= 1")
+    _need(edges.shape[0] == B + 1, "edges must have B + 1 entries")
     with nogil:
         for i in range(n):
             v = p[i]

@@ -30,6 +30,14 @@
 
 from libc.math cimport fabs
 
+# Both kernels check their argument shapes at entry (O(1)) and raise
+# ValueError on a mismatch rather than reading or writing out of bounds.
+
+
+cdef inline void _need(bint ok, str what) except *:
+    if not ok:
+        raise ValueError(f"kernel argument shapes do not match: {what}")
+
 
 # 4-ary heaps: half the depth of binary ones, and the four children of a slot
 # (four 16-byte pairs) sit together in memory.
@@ -159,6 +167,16 @@ def dual_frontiers(
     cdef Py_ssize_t slot[3]             # last Fenwick slot of B_k and of each end
     cdef Py_ssize_t k, s, zero = 0
     cdef double need, m, key
+    _need(K >= 1, "B must not be empty")
+    _need(d.shape[0] == K - 1, "d must have len(B) - 1 entries")
+    _need(peak.shape[0] == K or peak.shape[0] == 0, "peak must have len(B) entries or none")
+    _need(positions.shape[0] == K if witness else positions.shape[0] == 0,
+          "positions must have len(B) entries with a witness and none without")
+    _need(tree.shape[0] >= K + 1 if witness else True,
+          "tree needs len(B) + 1 entries with a witness")
+    _need(heap.shape[0] == 2 and heap.shape[1] >= 2 * K, "heap must have shape (2, 2 len(B))")
+    _need(front.shape[0] == 2 and front.shape[1] >= K - 1,
+          "front must have shape (2, len(B) - 1)")
     h[0] = &heap[0, 0]
     h[1] = &heap[1, 0]
     size[0] = 0
@@ -228,7 +246,13 @@ def backtrack(
     cdef Py_ssize_t K = B.shape[0]
     cdef bint witness = x.shape[0] > 0
     cdef Py_ssize_t k
-    cdef double g, g_next = B[K - 1], total = 0.0, pk
+    cdef double g, g_next, total = 0.0, pk
+    _need(K >= 1, "B must not be empty")
+    _need(d.shape[0] == K - 1, "d must have len(B) - 1 entries")
+    _need(front.shape[0] == 2 and front.shape[1] >= K - 1,
+          "front must have shape (2, len(B) - 1)")
+    _need(x.shape[0] == K or x.shape[0] == 0, "x must have len(B) entries or none")
+    g_next = B[K - 1]
     with nogil:
         if witness:
             x[K - 1] = min(max(x[K - 1], -1.0), 1.0)  # peaks carry rounding

@@ -1,5 +1,13 @@
 # Contiguous-run kernels over sorted predictions: grouping ties and the worst
 # interval (maximum |sum| over contiguous runs). Callers validate and sort.
+# Every kernel checks its argument shapes at entry (O(1)) and raises
+# ValueError on a mismatch rather than reading or writing out of bounds;
+# the contents (that ``order`` holds indices in range) are the caller's.
+
+
+cdef inline void _need(bint ok, str what) except *:
+    if not ok:
+        raise ValueError(f"kernel argument shapes do not match: {what}")
 
 
 def group_sorted(
@@ -15,6 +23,10 @@ def group_sorted(
     cdef Py_ssize_t n = order.shape[0]
     cdef Py_ssize_t i, j, k = -1
     cdef double v, last = 0.0
+    _need(p.shape[0] == n and y.shape[0] == n and w.shape[0] == n,
+          "p, y, w and order must have one length")
+    _need(values.shape[0] >= n and wsum.shape[0] >= n and wysum.shape[0] >= n,
+          "values, wsum and wysum need room for len(order) entries")
     with nogil:
         for i in range(n):
             j = order[i]
@@ -84,6 +96,11 @@ def max_abs_interval_rows(
     cdef Py_ssize_t m = v.shape[0], n = v.shape[1]
     cdef Py_ssize_t k, i, j, imax, imin
     cdef double s, smax, smin
+    _need(r.shape[0] == m and r.shape[1] == n, "r must have the shape of v")
+    _need(order.shape[0] == m and order.shape[1] == n, "order must have the shape of v")
+    _need(w.shape[0] == n, "w must have one entry per column of v")
+    _need(value.shape[0] == m and lower.shape[0] == m and upper.shape[0] == m
+          and sign.shape[0] == m, "value, lower, upper and sign need one entry per row of v")
     with nogil:
         for k in range(m):
             s = 0.0

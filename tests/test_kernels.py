@@ -1,0 +1,173 @@
+"""Kernels check their argument shapes at entry and raise instead of reading
+or writing out of bounds (a mismatch from a future caller must fail loudly,
+also in the release build where Cython bounds checks are off)."""
+
+import numpy as np
+import pytest
+
+from skcal._kernels._binning import coarsen, scdl_level, soft_bin, uniform_bin_sums
+from skcal._kernels._flow import backtrack, dual_frontiers
+from skcal._kernels._interval import group_sorted, max_abs_interval_rows
+
+MSG = "kernel argument shapes do not match"
+
+
+def _group_args(n=5):
+    p = np.linspace(0, 1, n)
+    return [p, np.ones(n), np.ones(n), np.argsort(p), np.empty(n), np.empty(n), np.empty(n)]
+
+
+def test_group_sorted_accepts_matching_shapes():
+    k = group_sorted(*_group_args())
+    assert k == 5
+
+
+@pytest.mark.parametrize("index", [0, 1, 2, 3])
+def test_group_sorted_rejects_short_inputs(index):
+    args = _group_args()
+    args[index] = args[index][:-1].copy()
+    with pytest.raises(ValueError, match=MSG):
+        group_sorted(*args)
+
+
+@pytest.mark.parametrize("index", [4, 5, 6])
+def test_group_sorted_rejects_short_outputs(index):
+    args = _group_args()
+    args[index] = args[index][:2].copy()
+    with pytest.raises(ValueError, match=MSG):
+        group_sorted(*args)
+
+
+def _rows_args(m=3, n=4):
+    v = np.arange(m * n, dtype=float).reshape(m, n)
+    return [
+        v,
+        np.zeros((m, n)),
+        np.ones(n),
+        np.argsort(v, axis=1),
+        np.empty(m),
+        np.empty(m),
+        np.empty(m),
+        np.empty(m, dtype=np.int8),
+    ]
+
+
+def test_max_abs_interval_rows_accepts_matching_shapes():
+    args = _rows_args()
+    max_abs_interval_rows(*args)
+    assert np.all(args[4] == 0.0)
+
+
+@pytest.mark.parametrize("index", [1, 2, 3, 4, 5, 6, 7])
+def test_max_abs_interval_rows_rejects_mismatch(index):
+    args = _rows_args()
+    bad = args[index]
+    args[index] = np.ascontiguousarray(bad[:-1])
+    with pytest.raises(ValueError, match=MSG):
+        max_abs_interval_rows(*args)
+
+
+def test_soft_bin_checks_shapes():
+    p = np.array([0.0, 0.5, 1.0])
+    y = np.array([0, 1, 1], dtype=np.uint8)
+    w = np.ones(3)
+    bins = np.zeros((3, 2))
+    soft_bin(p, y, w, bins)
+    np.testing.assert_allclose(bins, [[1.0, 0.0], [1.0, 1.0], [1.0, 1.0]])
+    with pytest.raises(ValueError, match=MSG):
+        soft_bin(p, y[:2].copy(), w, np.zeros((3, 2)))
+    with pytest.raises(ValueError, match=MSG):
+        soft_bin(p, y, w[:2].copy(), np.zeros((3, 2)))
+    with pytest.raises(ValueError, match=MSG):
+        soft_bin(p, y, w, np.zeros((1, 2)))  # m = 0 grid points past the first
+    with pytest.raises(ValueError, match=MSG):
+        soft_bin(p, y, w, np.zeros((3, 1)))
+
+
+def test_coarsen_checks_shapes():
+    fine = np.arange(10, dtype=float).reshape(5, 2)
+    coarse = np.empty((3, 2))
+    coarsen(fine, coarse)
+    # w_0 = f_0 + f_1 / 2, w_1 = f_2 + (f_1 + f_3) / 2, w_2 = f_4 + f_3 / 2
+    np.testing.assert_allclose(coarse[:, 0], [0 + 1, 4 + (2 + 6) / 2, 8 + 3])
+    with pytest.raises(ValueError, match=MSG):
+        coarsen(fine[:4].copy(), np.empty((3, 2)))
+    with pytest.raises(ValueError, match=MSG):
+        coarsen(fine, np.empty((4, 2)))
+    with pytest.raises(ValueError, match=MSG):
+        coarsen(np.empty((1, 2)), np.empty((1, 2)))
+
+
+def test_scdl_level_checks_shapes():
+    bins = np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0]])
+    assert scdl_level(bins, np.empty((3, 4))) == 0.0
+    with pytest.raises(ValueError, match=MSG):
+        scdl_level(bins, np.empty((3, 3)))
+    with pytest.raises(ValueError, match=MSG):
+        scdl_level(bins, np.empty((2, 4)))
+    with pytest.raises(ValueError, match=MSG):
+        scdl_level(np.empty((1, 2)), np.empty((3, 3)))
+
+
+def test_uniform_bin_sums_checks_shapes():
+    p = np.array([0.1, 0.6])
+    y = np.array([0, 1], dtype=np.uint8)
+    w = np.ones(2)
+    edges = np.array([0.0, 0.5, 1.0])
+    sums = np.zeros((2, 2))
+    uniform_bin_sums(p, y, w, edges, sums)
+    np.testing.assert_allclose(sums, [[1.0, -0.1], [1.0, 0.4]])
+    with pytest.raises(ValueError, match=MSG):
+        uniform_bin_sums(p, y[:1].copy(), w, edges, np.zeros((2, 2)))
+    with pytest.raises(ValueError, match=MSG):
+        uniform_bin_sums(p, y, w[:1].copy(), edges, np.zeros((2, 2)))
+    with pytest.raises(ValueError, match=MSG):
+        uniform_bin_sums(p, y, w, edges[:2].copy(), np.zeros((2, 2)))
+    with pytest.raises(ValueError, match=MSG):
+        uniform_bin_sums(p, y, w, edges, np.zeros((0, 2)))
+
+
+def _flow_args(K=4, witness=True):
+    B = np.array([0.5, -0.25, 0.25, 0.0])[:K]
+    d = np.full(K - 1, 0.1)
+    if witness:
+        positions = np.sort(np.concatenate(([0.0], B[:-1])))
+        tree, peak = np.zeros(K + 1), np.empty(K)
+    else:
+        positions = tree = peak = np.empty(0)
+    return [B, d, positions, np.empty((2, 2 * K)), tree, np.empty((2, K - 1)), peak]
+
+
+@pytest.mark.parametrize("witness", [False, True])
+def test_flow_kernels_accept_matching_shapes(witness):
+    args = _flow_args(witness=witness)
+    dual_frontiers(*args)
+    B, d, front, x = args[0], args[1], args[5], args[6]
+    assert np.isfinite(backtrack(B, d, front, x))
+
+
+@pytest.mark.parametrize("index", [1, 2, 3, 4, 5, 6])
+def test_dual_frontiers_rejects_mismatch(index):
+    args = _flow_args()
+    bad = args[index]
+    args[index] = np.ascontiguousarray(bad[..., :-1]) if bad.ndim == 2 else bad[:-1].copy()
+    with pytest.raises(ValueError, match=MSG):
+        dual_frontiers(*args)
+
+
+def test_flow_kernels_reject_empty_B():
+    empty = np.empty(0)
+    with pytest.raises(ValueError, match=MSG):
+        dual_frontiers(empty, empty, empty, np.empty((2, 0)), empty, np.empty((2, 0)), empty)
+    with pytest.raises(ValueError, match=MSG):
+        backtrack(empty, empty, np.empty((2, 0)), empty)
+
+
+def test_backtrack_rejects_mismatch():
+    B, d = np.array([0.5, 0.0]), np.array([0.1])
+    with pytest.raises(ValueError, match=MSG):
+        backtrack(B, np.empty(0), np.zeros((2, 1)), np.empty(0))
+    with pytest.raises(ValueError, match=MSG):
+        backtrack(B, d, np.zeros((2, 0)), np.empty(0))
+    with pytest.raises(ValueError, match=MSG):
+        backtrack(B, d, np.zeros((2, 1)), np.empty(1))
