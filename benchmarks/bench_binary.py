@@ -1,9 +1,9 @@
 """Time every binary measure against a numpy baseline on the same data.
 
-Sorting measures (smCE, cutoff, CDL, and the LP-based dCE for scale) are compared with ``np.argsort`` of the
-predictions; one-pass measures (SCDL, binned ECE) with one weighted
-``np.bincount`` of precomputed bin indices into 1024 bins (and, for binned
-ECE, also into its own 15 bins). Each time is the median of ``--repeat``
+Sorting measures (smCE, cutoff, CDL, and the LP-based dCE for scale) are
+compared with ``np.argsort`` of the predictions; one-pass measures (SCDL,
+binned ECE) with one weighted ``np.bincount`` of precomputed bin indices into
+1024 bins (and, for binned ECE, also into its own 15 bins). Each time is the median of ``--repeat``
 runs of the full public call, validation included.
 
     python benchmarks/bench_binary.py               # n = 10^3 ... 10^7, 2^14 and 2^20
@@ -74,9 +74,13 @@ def main():
     args = parser.parse_args()
 
     sizes = sorted({10**k for k in range(3, args.max_exp + 1)} | {2**14, 2**20})
-    print(f"skcal {skcal.__version__}, numpy {np.__version__}, {platform.processor() or platform.machine()}")
+    machine = platform.processor() or platform.machine()
+    print(f"skcal {skcal.__version__}, numpy {np.__version__}, {machine}")
     print(f"median of {args.repeat} runs; ratio = measure time / baseline time\n")
-    print(f"{'n':>9}  {'measure':<30} {'time [s]':>10}  {'baseline':>10} {'base [s]':>10}  {'ratio':>6}")
+    print(
+        f"{'n':>9}  {'measure':<30} {'time [s]':>10}  {'baseline':>10} "
+        f"{'base [s]':>10}  {'ratio':>6}"
+    )
     for n in sizes:
         y, p = make_data(n)
         base_times = baselines(y, p, args.repeat)
@@ -84,7 +88,7 @@ def main():
             if n > max_n:
                 continue
             rep = args.repeat if n <= 2**20 else max(1, args.repeat // 2)
-            t = median_time(lambda: func(y, p), rep)
+            t = median_time(lambda func=func, y=y, p=p: func(y, p), rep)
             t_base = base_times[base]
             print(
                 f"{n:>9}  {name:<30} {t:>10.4f}  {base:>10} {t_base:>10.4f}  {t / t_base:>6.2f}"

@@ -81,7 +81,8 @@ class _HeldOutProbaMetaEstimator(MetaEstimatorMixin, ClassifierMixin, BaseEstima
             elif not frozen:
                 warnings.warn(
                     f"{type(base).__name__} does not accept sample_weight; the "
-                    f"weights are only used {what}."
+                    f"weights are only used {what}.",
+                    stacklevel=3,
                 )
         return params
 

@@ -1,7 +1,7 @@
 """Decision tasks, swap regret and the SCDL rounding response.
 
 Everything here follows Bairaktari, Hu, Nguyen and Ullman, *Testable and
-Actionable Calibration for Full Swap Regret* (paper 000):
+Actionable Calibration for Full Swap Regret* (Bairaktari et al.):
 
 * :class:`DecisionTask` is a task ``Z = (A, U)`` with its best-response
   function ``r*_Z`` and the swap regret ``SR_Z`` of equation (1) and
@@ -29,8 +29,8 @@ from sklearn.utils.validation import check_is_fitted, indexable
 
 from ._meta import _HeldOutProbaMetaEstimator
 from ._validation import (
-    check_probability_matrix,
     check_binary_calibration_input,
+    check_probability_matrix,
     check_sample_weight,
 )
 from .metrics import soft_binned_cdl
@@ -44,7 +44,7 @@ _ROUNDING_OPTIONS = ("random", "floor")
 class DecisionTask:
     """A decision task: actions, outcomes and a bounded utility.
 
-    A task ``Z = (A, U)`` of paper 000 (Section 1.1 and Definition 2.2) with
+    A task ``Z = (A, U)`` of Bairaktari et al. (Section 1.1 and Definition 2.2) with
     ``U[a, y]`` the utility of action ``a`` when outcome ``y`` occurs. The
     paper's outcomes are binary (``n_outcomes = 2``: column 0 for ``y = 0``,
     column 1 for ``y = 1``); any number ``K >= 2`` of outcomes is accepted,
@@ -54,7 +54,7 @@ class DecisionTask:
     ----------
     utility : array-like of shape (n_actions, n_outcomes)
         ``U[a, y]``, finite and inside ``[0, 1]`` (the bounded utilities for
-        which the guarantees of paper 000 are stated; rescale a task with
+        which the guarantees of Bairaktari et al. are stated; rescale a task with
         other bounds affinely, which rescales its swap regret by the same
         factor). At least one action and two outcomes.
 
@@ -145,7 +145,7 @@ class DecisionTask:
         return values[0] if scalar else values
 
     def best_response(self, p):
-        """The best-response action ``r*_Z(p)`` of paper 000 (Section 1.1).
+        """The best-response action ``r*_Z(p)`` of Bairaktari et al. (Section 1.1).
 
         The action maximising the expected utility when the prediction is
         taken as the true outcome distribution; ties go to the lowest action
@@ -170,7 +170,7 @@ class DecisionTask:
     def swap_regret(self, actions, y, sample_weight=None):
         """Exact swap regret of the actions taken, on the weighted sample.
 
-        Equation (1) of paper 000, on the weighted empirical distribution::
+        Equation (1) of Bairaktari et al., on the weighted empirical distribution::
 
             SR = max_{sigma: A -> A} sum_i w_i (U[sigma(a_i), y_i] - U[a_i, y_i]) / W.
 
@@ -179,7 +179,7 @@ class DecisionTask:
         of outcome ``y`` among the rounds where ``a`` was played: exact, in
         O(n + A^2 K) time instead of a search over the ``A^A`` swap maps.
 
-        For a randomized response (Definition 4.4 of paper 000) pass the
+        For a randomized response (Definition 4.4 of Bairaktari et al.) pass the
         probability of every action in every round as ``actions``: the swap
         regret is then taken in expectation over the actions, with one swap
         map for all rounds.
@@ -342,7 +342,7 @@ def _hard_binned_scdl(y, p, w):
 class SCDLRounding(TransformerMixin, BaseEstimator):
     """Round predictions to the ``1/m`` grid, with ``m`` chosen from SCDL.
 
-    The rounding ``tau_m`` of Definition 4.1 of paper 000: a prediction
+    The rounding ``tau_m`` of Definition 4.1 of Bairaktari et al.: a prediction
     ``p`` goes to one of its two neighbours on the grid
     ``G_m = {0, 1/m, ..., 1}``, up with probability ``m p - floor(m p)``, so
     that ``E[p'] = p``. Acting on the rounded prediction with the best
@@ -366,7 +366,7 @@ class SCDLRounding(TransformerMixin, BaseEstimator):
     rounding : {"random", "floor"}, default="random"
         ``"random"``: the unbiased randomized rounding of Definition 4.1.
         ``"floor"``: the deterministic "hard-binned" variant of the remark
-        after equation (4) of paper 000, which rounds ``p`` down to the
+        after equation (4) of Bairaktari et al., which rounds ``p`` down to the
         largest multiple of ``1/m`` not above it. Its SCDL (and ``m*``) are
         measured on the floor-rounded predictions, and the bound
         ``2 SCDL_m + 2/m`` holds for it by the same analysis (Lemma 4.3
@@ -700,7 +700,7 @@ class RoundedResponseClassifier(_HeldOutProbaMetaEstimator):
         if task.n_outcomes != 2:
             raise ValueError(
                 f"task must have 2 outcomes (the two classes), got {task.n_outcomes}: "
-                "the rounding response of paper 000 is for binary outcomes."
+                "the rounding response of Bairaktari et al. is for binary outcomes."
             )
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)

@@ -1,7 +1,7 @@
-"""Post-hoc recalibration by utility patching (paper 001, Appendix A).
+"""Post-hoc recalibration by utility patching (Hegazy et al., Appendix A).
 
 * :class:`UtilityPatchingRecalibrator` is Algorithm 1 of Hegazy, Jordan and
-  Dieuleveut, *Scalable Utility-Aware Multiclass Calibration* (paper 001):
+  Dieuleveut, *Scalable Utility-Aware Multiclass Calibration*:
   audit the worst (utility, interval, sign) of a utility family with
   :func:`skcal.utility_calibration_error`, move the predictions whose
   predicted utility falls in that interval along the utility vector, project
@@ -32,11 +32,11 @@ from sklearn.utils import check_array, check_random_state, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexable
 
+from ._kernels._interval import max_abs_interval_rows
 from ._meta import _AlreadyFitted, _HeldOutProbaMetaEstimator
 from ._validation import check_probability_matrix, check_sample_weight
 from .metrics import utility_calibration_error
 from .utilities import ClassWise, TopClass, TopK
-from ._kernels._interval import max_abs_interval_rows
 from .utilities._engine import Predictions, evaluate_blocks
 from .utilities._families import members, resolve_utility
 
@@ -529,7 +529,7 @@ def _fit_recalibrator(recalibrator, P, y, w):
 class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
     """Recalibrate probability vectors by patching the worst utility bias.
 
-    Algorithm 1 of paper 001 (Appendix A, "Iterative Patching for Utility
+    Algorithm 1 of Hegazy et al. (Appendix A, "Iterative Patching for Utility
     Calibration"), as implemented in its Appendix C.1: at iteration ``t``
 
     1. audit: find the utility ``u`` of ``family``, the interval ``I`` of
@@ -551,7 +551,7 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
     family : str, Utility or finite family, default="comb"
         The utilities audited, as in :func:`skcal.utility_calibration_error`:
         "top-class", "class-wise", "top-k", "comb" (class-wise and top-K, the
-        family of paper 001, Appendix C.1), a :class:`~skcal.Utility` or a
+        family of Hegazy et al., Appendix C.1), a :class:`~skcal.Utility` or a
         finite family such as :class:`~skcal.UtilityFamily`.
     max_iter : int, default=100
         Maximum number of patches.
@@ -580,7 +580,7 @@ class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
         Step size ``eta_t``:
 
         - ``"armijo"``: backtracking line search on the (weighted) Brier
-          score, as in paper 001, Appendix C.1. With
+          score, as in Hegazy et al., Appendix C.1. With
           ``S = E[||u_vec(p)||^2 1{v_u(p) in I}]`` and
           ``eta* = err_t / S`` (the minimiser of the quadratic bound in the
           proof of Proposition A.1, exact when no coordinate is clipped by
@@ -669,7 +669,7 @@ callable, default=None
 
     Notes
     -----
-    **Sign convention.** Paper 001 writes the witness as
+    **Sign convention.** Hegazy et al. write the witness as
     ``w(p) = xi u_vec(p) 1{v_u(p) in I}`` with
     ``err_t = E<f_t(X) - Y, w_t(f_t(X))>`` and the update
     ``f_{t+1} = proj(f_t - eta_t w_t)``. Since
@@ -1386,6 +1386,7 @@ class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
                 "cv='prefit' is deprecated, as in scikit-learn: wrap the fitted "
                 "estimator in sklearn.frozen.FrozenEstimator instead.",
                 FutureWarning,
+                stacklevel=3,
             )
         self._check_predict_proba(base)
         y = column_or_1d(y, warn=True)
@@ -1453,7 +1454,8 @@ class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
         else:
             warnings.warn(
                 f"{type(self.recalibrator_).__name__}.fit does not accept "
-                "sample_weight; the recalibrator is fitted without weights."
+                "sample_weight; the recalibrator is fitted without weights.",
+                stacklevel=3,
             )
             self.recalibrator_.fit(held_out, index)
         self.classes_ = classes

@@ -296,7 +296,8 @@ class CalibrationTester(BaseEstimator):
     sets each): 1.5% to 3.8% false "not calibrated" on calibrated data at
     ``a = 0.05``, against 4.8% to 7.2% for the fixed test with 199 draws,
     and 24% against 32% power at a shift of 0.02 (n = 1000): the price of
-    stopping early; ``resampling_risk=None`` gives the fixed test. Data far from the null stop after about
+    stopping early; ``resampling_risk=None`` gives the fixed test. Data far
+    from the null stop after about
     ``ln(J / r) / a`` draws (about 190 at the defaults), calibrated data
     typically after 20 to 50. ``p_value_`` is ``(1 + S) / (1 + n)`` over the
     ``n`` draws made, an estimate of ``q``; ``threshold_`` is the Monte Carlo

@@ -1,9 +1,10 @@
 import numpy as np
 import pytest
-from cases import random_case, random_cases, repeat_rows
-from reference import cutoff_bruteforce, residuals
 
 from skcal import cutoff_calibration_error
+
+from cases import random_case, random_cases, repeat_rows
+from reference import cutoff_bruteforce, residuals
 
 
 @pytest.mark.parametrize("case", random_cases(0, 300, max_n=40))

@@ -19,19 +19,19 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_pre
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from reference import (
-    best_response_bruteforce,
-    hard_binned_scdl_reference,
-    scdl_m_reference,
-    swap_regret_bruteforce,
-)
-
 from skcal import (
     DecisionTask,
     RoundedResponseClassifier,
     SCDLRounding,
     calibration_decision_loss,
     soft_binned_cdl,
+)
+
+from reference import (
+    best_response_bruteforce,
+    hard_binned_scdl_reference,
+    scdl_m_reference,
+    swap_regret_bruteforce,
 )
 
 # --- helpers ------------------------------------------------------------------

@@ -2,8 +2,6 @@ import time
 
 import numpy as np
 import pytest
-from cases import random_case, random_cases, repeat_rows
-from reference import ldtc_dense_lp, ldtc_dual_objective
 
 import skcal.metrics._ldtc as ldtc_module
 from skcal import (
@@ -12,6 +10,9 @@ from skcal import (
     smooth_calibration_error,
 )
 from skcal._grouped import group
+
+from cases import random_case, random_cases, repeat_rows
+from reference import ldtc_dense_lp, ldtc_dual_objective
 
 LP_TOL = 1e-6  # the bar; the solves agree to ~1e-12 in practice
 

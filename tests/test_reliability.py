@@ -330,6 +330,7 @@ def test_plot_methods_of_tester_result_and_recalibrator():
     assert "p-value" in ax.get_title()
     P = rng.dirichlet(np.ones(3), size=300)
     labels = np.array([rng.choice(3, p=row) for row in P])
-    rec = skcal.UtilityPatchingRecalibrator(max_iter=5).fit(P ** 2 / (P ** 2).sum(1, keepdims=True), labels)
+    sharpened = P**2 / (P**2).sum(axis=1, keepdims=True)
+    rec = skcal.UtilityPatchingRecalibrator(max_iter=5).fit(sharpened, labels)
     ax = rec.plot_history()
     assert len(ax.get_lines()) >= 1

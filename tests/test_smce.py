@@ -1,11 +1,12 @@
 import numpy as np
 import pytest
-from cases import random_case, random_cases, repeat_rows
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from reference import residuals, smce_linprog
 
 from skcal import smooth_calibration_error
+
+from cases import random_case, random_cases, repeat_rows
+from reference import residuals, smce_linprog
 
 LP_TOL = 1e-7  # HiGHS feasibility/optimality tolerances
 

@@ -1,5 +1,5 @@
 # One-pass binning kernels: triangular soft bins and the SCDL_m scan of
-# Bairaktari et al. (paper 000), and hard uniform bins for binned ECE.
+# Bairaktari et al., and hard uniform bins for binned ECE.
 # Callers validate; every output is allocated (and, where said, zeroed) by
 # the Python side. Outcomes come as bytes (or int64 0/1) and weights may have stride 0
 # (unit weights, np.broadcast_to(1.0, n)): the one-pass measures then cost
@@ -30,7 +30,7 @@ def soft_bin(
     double[:, ::1] bins,                # OUT (m + 1, 2) zeroed: per grid point j,
                                         #     sum w_i w_j(p_i) and sum w_i y_i w_j(p_i)
 ):
-    """Accumulate the triangular weights w_j(p) = (1 - |m p - j|)_+ (000 Lemma 3.1).
+    """Accumulate the triangular weights w_j(p) = (1 - |m p - j|)_+ (Bairaktari et al., Lemma 3.1).
 
     Each prediction touches the two grid points around it, j = floor(m p)
     and j + 1, with weights 1 - f and f, f = m p - j. The two sums of a grid
@@ -61,7 +61,7 @@ def coarsen(
     const double[:, ::1] fine,          # IN  (2m + 1, 2) soft-bin sums at level 2m
     double[:, ::1] coarse,              # OUT (m + 1, 2) the same sums at level m
 ):
-    """Exact level-m soft-bin sums from level 2m (proof of 000 Lemma 3.2).
+    """Exact level-m soft-bin sums from level 2m (proof of Bairaktari et al., Lemma 3.2).
 
     w_i = w~_{2i} + (w~_{2i-1} + w~_{2i+1}) / 2, the end points keeping only
     their inner neighbour, so any linear statistic of the bins coarsens too.
@@ -84,7 +84,7 @@ def scdl_level(
     const double[:, ::1] bins,          # IN  (m + 1, 2) pi_j and pi_j q_j (any scale)
     double[:, ::1] work,                # OUT (3, m + 2) scratch, overwritten
 ):
-    """SCDL_m = max_i F(i) of 000 Definition 1.1, in O(m), in the units of pi.
+    """SCDL_m = max_i F(i) of Bairaktari et al., Definition 1.1, in O(m), in the units of pi.
 
     F(i) = sum_{j<=i} (pi_j q_j - (i+1)/m pi_j)_+ + sum_{j>i} (i/m pi_j - pi_j q_j)_+.
     Bin j's left term is positive exactly for j <= i < m q_j - 1 and its

@@ -1,5 +1,5 @@
 # Smooth calibration error (smCE): an exact dynamic program on the dual
-# min-cost flow problem of Hu, Jambulapati, Tian and Yang (paper 002, Lemma 3
+# min-cost flow problem of Hu, Jambulapati, Tian and Yang (Lemma 3
 # and Section 3.2). Callers validate, sort and group.
 #
 # With grouped residuals b_1..b_K, prefix sums B_k = b_1 + ... + b_k and gaps
@@ -124,7 +124,9 @@ cdef inline Py_ssize_t _lower_bound(
     return lo
 
 
-cdef inline void _fenwick_add(double* tree, Py_ssize_t n, Py_ssize_t i, double delta) noexcept nogil:
+cdef inline void _fenwick_add(
+    double* tree, Py_ssize_t n, Py_ssize_t i, double delta
+) noexcept nogil:
     """Add delta at 0-based slot i of the Fenwick tree tree[1..n]."""
     i += 1
     while i <= n:

@@ -1,5 +1,5 @@
 """Calibration decision loss (CDL), maximum swap regret (MSR) and the
-fixed-threshold decision loss of Lemma 2.2 of paper 000, all exact.
+fixed-threshold decision loss of Lemma 2.2 of Bairaktari et al., all exact.
 
 Notation: on the weighted empirical distribution ``D`` of ``(p, y)`` the
 distinct predictions are ``v_1 < ... < v_K`` with mass ``pi_k`` and outcome
@@ -7,21 +7,21 @@ rate ``q_k = E[y | p = v_k]``.
 
 Derivation of the closed form
 -----------------------------
-1. *Scoring rules.* CDL (000 Definition 2.2) is the supremum, over decision
+1. *Scoring rules.* CDL (Bairaktari et al., Definition 2.2) is the supremum, over decision
    tasks with utilities in [0, 1], of the swap regret of the best response;
-   by 003 Lemma 3.2 and Claim 2.15 it is ``MSR / T`` (003 Definition 3.1),
+   by Hu and Wu, Lemma 3.2 and Claim 2.15 it is ``MSR / T`` (Hu and Wu, Definition 3.1),
    the supremum over proper scoring rules ``S`` with scores in [0, 1] of the
    prediction swap regret. Such an ``S`` is a menu of lines
    ``l(x) = (1 - x) S(., 0) + x S(., 1)`` with ``l(0), l(1)`` in [0, 1]; a
    forecast ``v_k`` gets a line maximal at ``v_k``, and swapping it for the
    line maximal at ``q_k`` gains ``U(q_k) - l_{v_k}(q_k)`` with ``U`` the upper
-   envelope of the menu (003 Lemma 3.3, Proposition 3.6). Where several lines
+   envelope of the menu (Hu and Wu, Lemma 3.3, Proposition 3.6). Where several lines
    are maximal at ``v_k`` the supremum takes the one with the larger gain: the
-   menu LP of 003 Theorem 3.11 does (its properness constraints are weak
+   menu LP of Hu and Wu, Theorem 3.11 does (its properness constraints are weak
    inequalities), and mixing in a little of a strictly proper rule realises
    it up to any epsilon, with one action per prediction (so action and
    prediction swap regret agree).
-2. *Kinks* (003 Section 3.2, exactly rather than up to a factor 2). ``U`` is
+2. *Kinks* (Hu and Wu, Section 3.2, exactly rather than up to a factor 2). ``U`` is
    convex and piecewise linear; let ``nu >= 0`` be its slope increments. The
    gain at ``k`` is the integral against ``nu`` of ``|q_k - mu|`` over ``mu``
    between ``q_k`` and ``v_k`` (closed at ``v_k``, by the tie rule above), so
@@ -30,7 +30,7 @@ Derivation of the closed form
        h(mu) = sum_k pi_k |q_k - mu| 1{mu in [min(v_k, q_k), max(v_k, q_k)]}
              = E[(q - mu)_+ 1{p <= mu} + (mu - q)_+ 1{p >= mu}],
 
-   the integrand of 000 Lemma 2.2 made upper semicontinuous (same supremum).
+   the integrand of Bairaktari et al., Lemma 2.2 made upper semicontinuous (same supremum).
    Adding an affine function to ``U`` changes no gain and shifts the menu's
    values at 0 and at 1 independently; those values spread over ranges of
    length ``int mu dnu`` and ``int (1 - mu) dnu`` (each kink at ``mu`` of
@@ -48,14 +48,14 @@ Derivation of the closed form
    majorant's piece over 1/2, of sizes ``m_a = (2b - 1)/(b - a)`` and
    ``m_b = (1 - 2a)/(b - a)`` (both constraints tight): the three-action
    task with utilities ``(U(., 0), U(., 1))`` equal to ``(1, 0)``,
-   ``(1 - m_a a, m_a (1 - a))`` and ``(0, 1)``. It contains 000 Lemma 2.2:
+   ``(1 - m_a a, m_a (1 - a))`` and ``(0, 1)``. It contains Bairaktari et al., Lemma 2.2:
    with ``S = max h``, ``S <= CDL <= 2 S``.
 4. *Computation.* ``h`` is linear between consecutive points of
    ``{v_k} | {q_k} | {0, 1/2, 1}`` and takes its upper semicontinuous values
    there, so it is evaluated at those points (difference arrays over the
    intervals) and the majorant is their upper convex hull: O(K log K)
    after the sort, no LP. ``tests/reference.py`` checks this against the
-   dense menu LP of 003 Theorem 3.11 written straight from the theorem.
+   dense menu LP of Hu and Wu, Theorem 3.11 written straight from the theorem.
 """
 
 import numpy as np
@@ -191,8 +191,8 @@ def calibration_decision_loss(
     """Calibration decision loss: the worst swap regret of trusting the predictions.
 
     On the weighted empirical distribution ``D`` of ``(p, y)`` this is
-    Definition 2.2 of Bairaktari, Hu, Nguyen and Ullman (paper 000), due to
-    Hu and Wu (paper 003, where ``CDL = MSR / T`` by Lemma 3.2)::
+    Definition 2.2 of Bairaktari, Hu, Nguyen and Ullman, due to
+    Hu and Wu (where ``CDL = MSR / T`` by Lemma 3.2)::
 
         CDL(D) = sup_Z sup_{sigma: A -> A}
                  E[U(sigma(r*_Z(p)), y) - U(r*_Z(p), y)],
@@ -203,12 +203,12 @@ def calibration_decision_loss(
     probability, against the best fixed re-mapping of its actions.
 
     It is computed exactly, in O(n log n), by the closed form derived in the
-    module docstring from 003 Theorem 3.11 and its V-shaped decomposition::
+    module docstring from Hu and Wu, Theorem 3.11 and its V-shaped decomposition::
 
         CDL(D) = 2 * hhat(1/2),
 
     where ``hhat`` is the least concave majorant on [0, 1] of the function of
-    000 Lemma 2.2, ``h(mu) = E[(q - mu)_+ 1{p <= mu} + (mu - q)_+ 1{p >= mu}]``
+    Bairaktari et al., Lemma 2.2, ``h(mu) = E[(q - mu)_+ 1{p <= mu} + (mu - q)_+ 1{p >= mu}]``
     with ``q = E[y | p]``. CDL is 0 exactly when ``D`` is calibrated, and lies
     between ``S = sup_mu h(mu)`` (:func:`calibration_fixed_decision_loss`)
     and ``2 S``.
@@ -234,7 +234,7 @@ def calibration_decision_loss(
         every class, unless the labels are {0, 1} or {-1, 1}.
     return_details : bool, default=False
         Also return a :class:`~sklearn.utils.Bunch` describing a maximising
-        decision task and the bounds of 000 Lemma 2.2.
+        decision task and the bounds of Bairaktari et al., Lemma 2.2.
 
     Returns
     -------
@@ -261,7 +261,7 @@ def calibration_decision_loss(
 
     Notes
     -----
-    CDL is not testable (000 Section 1.2): with distinct predictions every
+    CDL is not testable (Bairaktari et al., Section 1.2): with distinct predictions every
     finite sample of a calibrated predictor has a CDL bounded away from 0.
     It describes the sample as given, not the predictor that produced it.
 
@@ -324,7 +324,7 @@ def maximum_swap_regret(
 ):
     """Maximum swap regret: the worst total regret of trusting the predictions.
 
-    Definition 3.1 of Hu and Wu (paper 003): for a sequence of ``T``
+    Definition 3.1 of Hu and Wu: for a sequence of ``T``
     predictions and outcomes, the supremum over proper scoring rules with
     scores in [0, 1] (equivalently, by their Lemma 3.2, over decision tasks
     with utilities in [0, 1]) of the swap regret summed over the ``T``
@@ -391,7 +391,7 @@ def calibration_fixed_decision_loss(
     return_details=False,
     return_threshold=False,
 ):
-    """The fixed-threshold decision loss of Lemma 2.2 of paper 000.
+    """The fixed-threshold decision loss of Lemma 2.2 of Bairaktari et al.
 
     With ``q = E[y | p]`` on the weighted empirical distribution ``D``::
 
@@ -399,7 +399,7 @@ def calibration_fixed_decision_loss(
 
     the largest swap regret of a two-action task with decision threshold
     ``mu``, in units where its utility gap is 1. Lemma 2.2 of Bairaktari,
-    Hu, Nguyen and Ullman (paper 000, from Hu and Wu, paper 003) states
+    Hu, Nguyen and Ullman (from Hu and Wu) states
     ``S <= CDL <= 2 S``; :func:`calibration_decision_loss` is exact.
 
     The function of ``mu`` is piecewise linear with breaks only at the

@@ -1,4 +1,4 @@
-"""Cutoff calibration error (Definition 2.5 of Bairaktari et al., paper 000)."""
+"""Cutoff calibration error (Definition 2.5 of Bairaktari et al.)."""
 
 from sklearn.utils import Bunch
 
@@ -23,7 +23,7 @@ def cutoff_calibration_error(
     """Cutoff calibration error: the worst bias over an interval of predictions.
 
     On the weighted empirical distribution ``D`` of ``(p, y)`` this is
-    Definition 2.5 of Bairaktari, Hu, Nguyen and Ullman (paper 000), due to
+    Definition 2.5 of Bairaktari, Hu, Nguyen and Ullman, due to
     Rossellini et al.::
 
         Cutoff(D) = sup_{0 <= a <= b <= 1} | E[(y - p) 1{a <= p <= b}] |.

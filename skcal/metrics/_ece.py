@@ -42,7 +42,7 @@ def binned_ece(
     Jensen's inequality ``l1 <= l2 <= max``. This is the ECE of the
     literature, which compares each bin's mean outcome with its mean
     prediction; it is not continuous in the predictions (it jumps when one
-    crosses a bin edge). Paper 000 (Section 1) analyses a variant that
+    crosses a bin edge). Bairaktari et al. (Section 1) analyses a variant that
     rounds predictions down to the bin's left edge, ``2 ECE(D_m)``, which
     bounds swap regret; use :func:`soft_binned_cdl` for such guarantees.
 

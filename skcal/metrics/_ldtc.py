@@ -1,11 +1,10 @@
-"""Lower distance to calibration (Definition 1 of Hu, Jambulapati, Tian and Yang, paper 002)."""
+"""Lower distance to calibration (Definition 1 of Hu, Jambulapati, Tian and Yang)."""
 
 import numbers
 
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
-
 from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic
@@ -46,16 +45,16 @@ def lower_distance_to_calibration(
     """Lower distance to calibration (LDTC, dCE), exact on a grid.
 
     On the weighted empirical distribution ``D`` of ``(v, y)`` (``v`` the
-    prediction) this is Definition 1 of Hu, Jambulapati, Tian and Yang
-    (paper 002), due to Blasiok, Gopalan, Hu and Nakkiran::
+    prediction) this is Definition 1 of Hu, Jambulapati, Tian and Yang, due
+    to Blasiok, Gopalan, Hu and Nakkiran::
 
         dCE(D) = inf E|u - v|  over joint laws of (u, v, y) whose (v, y)
                  marginal is D and with (u, y) calibrated, E[y | u] = u,
 
     the least average distance the predictions must move to become
     calibrated. The value returned is ``dCE^U(D)``, the same infimum with
-    ``u`` restricted to the grid ``U`` (002 Definition 7), computed exactly
-    (to solver tolerance). By 002 Lemma 17 (Lemma 7.11 of Blasiok et al.),
+    ``u`` restricted to the grid ``U`` (Hu et al., Definition 7), computed exactly
+    (to solver tolerance). By Hu et al., Lemma 17 (Lemma 7.11 of Blasiok et al.),
     for a grid whose largest gap is ``h`` (an ``h/2``-cover of ``[0, 1]``
     containing 0 and 1)::
 
@@ -64,7 +63,7 @@ def lower_distance_to_calibration(
     so the true dCE lies in ``[value - h, value]``; ``return_bound=True``
     returns that interval.
 
-    ``dCE^U`` is the linear program of 002 Lemma 18 over the couplings
+    ``dCE^U`` is the linear program of Hu et al., Lemma 18 over the couplings
     ``Pi(u, v, y)``, ``2 |U| K`` variables for ``K`` distinct predictions.
     It is not solved in that form: because ``|u - v|`` is a distance on a
     line, mass shipped from ``v`` to ``u`` can be routed through the grid
@@ -127,11 +126,11 @@ def lower_distance_to_calibration(
     See Also
     --------
     smooth_calibration_error : Within a factor 2 of dCE either way
-        (``dCE / 2 <= smCE <= 2 dCE``, 002 Lemma 12), in O(n log n).
+        (``dCE / 2 <= smCE <= 2 dCE``, Hu et al., Lemma 12), in O(n log n).
 
     Examples
     --------
-    The lower bound of 002 Lemma 1 is attained: a constant prediction
+    The lower bound of Hu et al., Lemma 1 is attained: a constant prediction
     ``1/2 + eps`` against a fair coin is exactly ``eps`` from calibrated.
 
     >>> from skcal import lower_distance_to_calibration
@@ -197,7 +196,7 @@ def grid_points(grid):
         raise ValueError("grid points must be strictly increasing.")
     if points[0] != 0.0 or points[-1] != 1.0:
         raise ValueError(
-            "grid must start at 0 and end at 1 (002 Definition 7: with them "
+            "grid must start at 0 and end at 1 (Hu et al., Definition 7: with them "
             f"the program is feasible), got [{points[0]!r}, ..., {points[-1]!r}]."
         )
     return points
@@ -296,7 +295,7 @@ def _fixed_columns(u):
     Per label and grid edge, a flow each way costing the edge length; per
     grid point a calibrated sink ``t_j >= 0`` taking ``(1 - u_j) t_j`` of
     negative and ``u_j t_j`` of positive mass (this replaces the
-    calibration constraint of 002 Lemma 18 by a parametrisation).
+    calibration constraint of Hu et al., Lemma 18 by a parametrisation).
     """
     M = u.shape[0]
     edge = np.arange(M - 1)

@@ -1,4 +1,4 @@
-"""Multiclass utility calibration (Hegazy, Jordan and Dieuleveut, paper 001)."""
+"""Multiclass utility calibration (Hegazy, Jordan and Dieuleveut)."""
 
 import numpy as np
 
@@ -27,7 +27,7 @@ __all__ = ["utility_calibration_ecdf", "utility_calibration_error"]
 # block's three arrays take ~100 MB whatever n is.
 _BLOCK_ELEMENTS = 1 << 22
 
-# Sample size of the eCDF of a continuous family, as in paper 001, Section 5.
+# Sample size of the eCDF of a continuous family, as in Hegazy et al., Section 5.
 _DEFAULT_N_UTILITIES = 1500
 
 
@@ -126,7 +126,7 @@ def utility_calibration_error(
 
     For a utility ``u(p, e_j)`` in ``[-1, 1]`` with predicted utility
     ``v_u(p) = sum_j p_j u(p, e_j)`` (eq. 3.1), this is ``UC(f, u)`` of
-    Hegazy, Jordan and Dieuleveut (paper 001, eq. 3.2) on the weighted
+    Hegazy, Jordan and Dieuleveut (eq. 3.2) on the weighted
     empirical distribution of ``(p, y)``::
 
         UC(f, u) = sup_{intervals I} | E[(u(p, e_y) - v_u(p)) 1{v_u(p) in I}] |,
@@ -138,7 +138,7 @@ def utility_calibration_error(
 
     ``utility="top-class"`` is the cutoff calibration error of (confidence,
     correctness) and a class-wise utility that of ``(p_c, 1{y = c})``
-    (paper 001, Example 3.4).
+    (Hegazy et al., Example 3.4).
 
     Parameters
     ----------
@@ -261,7 +261,7 @@ def utility_calibration_ecdf(
 ):
     """Empirical CDF of the utility calibration error over a family of utilities.
 
-    Paper 001, Section 4: draw ``M`` utilities ``u_1, ..., u_M`` from a
+    Hegazy et al., Section 4: draw ``M`` utilities ``u_1, ..., u_M`` from a
     distribution over a utility class, compute ``E_m = UC(f, u_m)``
     (eq. 3.2) on the data, and report ``F(e) = (1/M) #{m : E_m <= e}``, the
     fraction of utilities whose calibration error is at most ``e``. Unlike
@@ -278,12 +278,12 @@ def utility_calibration_ecdf(
     family : {"linear", "rank"}, LinearFamily, RankFamily, or finite family
         "linear" draws payoff vectors ``a`` uniformly on the boundary of
         ``[-1, 1]^C``; "rank" draws rank payoffs ``theta`` the same way,
-        sorted so that better ranks pay more (paper 001, Section 4). A
+        sorted so that better ranks pay more (Hegazy et al., Section 4). A
         finite family (or a name accepted by
         :func:`utility_calibration_error`) is measured member by member.
     n_utilities : int, default=None
         Number of utilities drawn from a continuous family; 1500 (as in
-        paper 001, Section 5) when None. Must be None for a finite family.
+        Hegazy et al., Section 5) when None. Must be None for a finite family.
     random_state : int, RandomState instance or None, default=None
         Controls the draw; ``LinearFamily(C).sample(n_utilities,
         random_state)`` reproduces the same utilities.

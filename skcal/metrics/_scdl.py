@@ -1,4 +1,4 @@
-"""Soft-binned calibration decision loss (SCDL, paper 000 Definition 1.1)."""
+"""Soft-binned calibration decision loss (SCDL, Definition 1.1 of Bairaktari et al.)."""
 
 import numbers
 
@@ -38,7 +38,7 @@ def soft_binned_cdl(
 ):
     """Soft-binned calibration decision loss (SCDL), actionable and testable.
 
-    Definition 1.1 of Bairaktari, Hu, Nguyen and Ullman (paper 000), on the
+    Definition 1.1 of Bairaktari, Hu, Nguyen and Ullman, on the
     weighted empirical distribution ``D`` of ``(p, y)``. With the triangular
     soft bins of Lemma 3.1, ``pi_j = E[w_j(p)]`` and ``pi_j q_j = E[w_j(p) y]``
     where ``w_j(p) = (1 - |m p - j|)_+``, ``j = 0, ..., m``::
@@ -267,7 +267,7 @@ def _sparse_level(statistic, m):
 
 
 def _self_balancing_scdl(source, dense_levels):
-    """SCDL with m* of 000 Definition 3.2 / Lemma 3.3; returns a Bunch.
+    """SCDL with m* of Bairaktari et al., Definition 3.2 / Lemma 3.3; returns a Bunch.
 
     ``scdl[k]`` holds SCDL_{2**k}. The condition of Definition 3.2 at
     m = 2**k, SCDL_{2m} >= 1/m, is monotone in k (Lemma 3.2): the dense

@@ -1,4 +1,4 @@
-"""Smooth calibration error (Definition 3 of Hu, Jambulapati, Tian and Yang, paper 002)."""
+"""Smooth calibration error (Definition 3 of Hu, Jambulapati, Tian and Yang)."""
 
 import numpy as np
 from sklearn.utils import Bunch
@@ -24,8 +24,8 @@ def smooth_calibration_error(
     """Smooth calibration error: the largest bias a 1-Lipschitz test can see.
 
     On the weighted empirical distribution ``D`` of ``(p, y)`` this is
-    Definition 3 of Hu, Jambulapati, Tian and Yang (paper 002; Definition 2.3
-    of paper 000), due to Kakade and Foster::
+    Definition 3 of Hu, Jambulapati, Tian and Yang (also Definition 2.3
+    of Bairaktari et al.), due to Kakade and Foster::
 
         smCE(D) = sup { E[(y - p) x(p)] : x 1-Lipschitz, |x| <= 1 }.
 
@@ -33,9 +33,9 @@ def smooth_calibration_error(
     ``b_k = sum_{p_i = v_k} w_i (y_i - p_i) / W``, it is the linear program
     ``max sum_k b_k x_k`` over ``|x_k| <= 1`` and
     ``|x_{k+1} - x_k| <= v_{k+1} - v_k``: adjacent Lipschitz constraints
-    suffice (002 Lemma 2), and its dual is a minimum-cost flow on a path
-    plus a star (002 Lemma 3). It is solved exactly by the dynamic program
-    of 002 Section 3.2 on that dual, with the weighted breakpoints of each
+    suffice (Hu et al., Lemma 2), and its dual is a minimum-cost flow on a path
+    plus a star (Hu et al., Lemma 3). It is solved exactly by the dynamic program
+    of Hu et al., Section 3.2 on that dual, with the weighted breakpoints of each
     convex stage kept in two heaps instead of a segment tree: breakpoints
     never move and only leave at the two ends, so the dynamic program costs
     O(K log K) in the worst case against the paper's O(n log^2 n), and the

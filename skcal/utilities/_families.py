@@ -77,7 +77,7 @@ class FiniteFamily(Parametrized):
 class UtilityFamily(FiniteFamily):
     """A finite union of utilities and finite families.
 
-    ``UC(f, U) = sup_{u in U} UC(f, u)`` (paper 001, eq. 3.5). Nested
+    ``UC(f, U) = sup_{u in U} UC(f, u)`` (Hegazy et al., eq. 3.5). Nested
     families are flattened in order; the union of the class-wise and top-K
     families is the paper's ``U_comb`` (Section 5), also available as
     ``utility="comb"``.
@@ -128,7 +128,7 @@ class UtilityFamily(FiniteFamily):
 
 
 class ClassWiseFamily(FiniteFamily):
-    """The class-wise utilities ``U_CWE = {ClassWise(c)}`` (paper 001, Example 3.4).
+    """The class-wise utilities ``U_CWE = {ClassWise(c)}`` (Hegazy et al., Example 3.4).
 
     ``UC(f, U_CWE) = sup_c sup_I |E[(1{Y = c} - p_c) 1{p_c in I}]|``: the
     worst class-wise cutoff calibration error.
@@ -162,7 +162,7 @@ class ClassWiseFamily(FiniteFamily):
 
 
 class TopKFamily(FiniteFamily):
-    """The top-K utilities ``U_topK = {TopK(k)}`` (paper 001, Example 3.6).
+    """The top-K utilities ``U_topK = {TopK(k)}`` (Hegazy et al., Example 3.6).
 
     Parameters
     ----------
@@ -193,7 +193,10 @@ class TopKFamily(FiniteFamily):
 
 
 class SampledFamily(Parametrized):
-    """A continuous family over ``n_classes`` classes, measured through samples (001 §4)."""
+    """A continuous family over ``n_classes`` classes, measured through samples.
+
+    Hegazy et al., Section 4.
+    """
 
     _utility = None  # the class of the members
 
@@ -238,12 +241,12 @@ class SampledFamily(Parametrized):
 
 
 class LinearFamily(SampledFamily):
-    """Linear utilities ``U_lin = {Linear(a) : a in [-1, 1]^C}`` (paper 001, Example 3.5).
+    """Linear utilities ``U_lin = {Linear(a) : a in [-1, 1]^C}`` (Hegazy et al., Example 3.5).
 
-    The supremum over this continuous class is hard to compute (paper 001,
+    The supremum over this continuous class is hard to compute (Hegazy et al.,
     Section 4), so it is measured through the distribution of
     ``UC(f, u)`` over sampled members: ``sample`` draws ``a`` uniformly on
-    the boundary of the cube, ``{a : max_j |a_j| = 1}``, as in paper 001,
+    the boundary of the cube, ``{a : max_j |a_j| = 1}``, as in Hegazy et al.,
     Section 4.
 
     Parameters
@@ -265,11 +268,11 @@ class LinearFamily(SampledFamily):
 
 
 class RankFamily(SampledFamily):
-    """Rank utilities ``U_rank = {Rank(theta)}`` (paper 001, Example 3.6).
+    """Rank utilities ``U_rank = {Rank(theta)}`` (Hegazy et al., Example 3.6).
 
     ``sample`` draws ``theta`` uniformly on the boundary of the cube among
     non-increasing vectors, ``theta_1 >= ... >= theta_C`` (a better rank is
-    worth more), as in paper 001, Section 4: a uniform draw on the boundary
+    worth more), as in Hegazy et al., Section 4: a uniform draw on the boundary
     sorted in decreasing order.
 
     Parameters
@@ -325,7 +328,7 @@ def resolve_utility(utility):
         if utility in ("linear", "rank"):
             raise ValueError(
                 f"{utility!r} names a continuous family, whose supremum is not "
-                "computable (paper 001, Section 4): use utility_calibration_ecdf, "
+                "computable (Hegazy et al., Section 4): use utility_calibration_ecdf, "
                 "or measure a sample, e.g. LinearFamily(C).sample(M, random_state)."
             )
         raise ValueError(
@@ -337,7 +340,7 @@ def resolve_utility(utility):
     if isinstance(utility, SampledFamily):
         raise TypeError(
             f"{type(utility).__name__} is a continuous family: its supremum is "
-            "not computable (paper 001, Section 4). Measure a sample of it, "
+            "not computable (Hegazy et al., Section 4). Measure a sample of it, "
             f"{type(utility).__name__}(...).sample(n_utilities, random_state), "
             "or its error distribution with utility_calibration_ecdf."
         )

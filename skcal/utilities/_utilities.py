@@ -37,7 +37,7 @@ class Utility(Parametrized):
     """Base class of the utility functions ``u(p, e_j)`` in ``[-1, 1]``.
 
     A utility maps a probability vector ``p`` over ``C`` classes and an
-    outcome ``e_j`` to a payoff in ``[-1, 1]`` (paper 001, Section 3). Its
+    outcome ``e_j`` to a payoff in ``[-1, 1]`` (Hegazy et al., Section 3). Its
     predicted utility is ``v_u(p) = sum_j p_j u(p, e_j)`` (eq. 3.1).
 
     To define a new utility, subclass ``Utility``, store the constructor
@@ -146,7 +146,7 @@ class TopClass(Utility):
     """Top-class utility: 1 if the predicted (argmax) class occurs, else 0.
 
     ``u(p, e_j) = 1{j = argmax_i p_i}``, so ``v_u(p) = max_i p_i``: the
-    utility class ``U_TCE`` of paper 001, Example 3.4, whose calibration
+    utility class ``U_TCE`` of Hegazy et al., Example 3.4, whose calibration
     error is the cutoff calibration error of (confidence, correctness). Ties
     in the argmax go to the lowest column.
 
@@ -200,7 +200,7 @@ class Linear(_PayoffUtility):
     """Linear utility: a fixed payoff ``a_j`` for each outcome.
 
     ``u_a(p, e_j) = a_j`` with ``a`` in ``[-1, 1]^C``, so
-    ``v_u(p) = <p, a>`` is linear in ``p`` (paper 001, Example 3.5).
+    ``v_u(p) = <p, a>`` is linear in ``p`` (Hegazy et al., Example 3.5).
 
     Parameters
     ----------
@@ -233,7 +233,7 @@ class ClassWise(_PayoffUtility):
     """Class-wise utility: 1 if class ``c`` occurs, else 0.
 
     ``u(p, e_j) = 1{j = c}``, so ``v_u(p) = p_c``: a member of ``U_CWE``
-    (paper 001, Example 3.4), the linear utility with ``a = e_c``. Its
+    (Hegazy et al., Example 3.4), the linear utility with ``a = e_c``. Its
     calibration error is the cutoff calibration error of ``(p_c, 1{y = c})``.
 
     Parameters
@@ -344,7 +344,7 @@ class Rank(_RankUtility):
 class TopK(_RankUtility):
     """Top-K utility: 1 if the observed class is among the ``k`` most probable.
 
-    ``u_K(p, e_j) = 1{rank(p, j) <= K}`` (paper 001, Example 3.6, the rank
+    ``u_K(p, e_j) = 1{rank(p, j) <= K}`` (Hegazy et al., Example 3.6, the rank
     utility with ``theta_r = 1{r <= K}``), so ``v_u(p)`` is the sum of the
     ``K`` largest probabilities. Ranks break ties to the lower column, so
     ``TopK(1)`` is :class:`TopClass`.
@@ -396,7 +396,7 @@ class DCG(_RankUtility):
     """Discounted-cumulative-gain utility of the rank of the observed class.
 
     ``u_gamma(p, e_j) = theta_{rank(p, j)}`` with the discount
-    ``theta_r = log2(1 + r) ** -gamma`` (paper 001, Appendix C.3; the paper's
+    ``theta_r = log2(1 + r) ** -gamma`` (Hegazy et al., Appendix C.3; the paper's
     family ``U_dcg`` takes ``gamma`` in {0.5, 0.75, 1, 1.25, 1.5, 2}).
 
     Parameters
@@ -465,7 +465,7 @@ class DecisionUtility(_BestAction):
     For a loss ``l(y, a)`` in ``[-1, 1]`` over ``C`` outcomes and ``K``
     actions, the decision maker takes ``delta(p) = argmin_a sum_j p_j
     loss[j, a]`` (ties to the lowest action) and gets ``u(p, e_j) =
-    -loss[j, delta(p)]`` (paper 001, Example 3.7; ``U_dec,K`` is the class of
+    -loss[j, delta(p)]`` (Hegazy et al., Example 3.7; ``U_dec,K`` is the class of
     all such utilities).
 
     Parameters
@@ -504,7 +504,7 @@ class GainMatrix(_BestAction):
     For a gain matrix ``R`` with ``R[i, j]`` the gain of predicting ``j``
     when the class is ``i``, the agent predicts ``j*(p) = argmax_j sum_i p_i
     R[i, j]`` (ties to the lowest column) and gets ``u_R(p, e_i) = R[i,
-    j*(p)]`` (paper 001, Appendix C.2, which takes ``R`` in ``[0, 1]`` with a
+    j*(p)]`` (Hegazy et al., Appendix C.2, which takes ``R`` in ``[0, 1]`` with a
     unit diagonal; any square ``R`` in ``[-1, 1]`` is accepted). The
     identity gives :class:`TopClass`.
 
@@ -539,7 +539,7 @@ class SimilarityUtility(Utility):
     """Expected similarity between the outcome and a draw from ``p``.
 
     ``u(p, e_j) = sum_i p_i S[i, j]`` for a similarity matrix ``S`` in
-    ``[-1, 1]`` (paper 001, Appendix C.3, with ``S`` the cosine similarity
+    ``[-1, 1]`` (Hegazy et al., Appendix C.3, with ``S`` the cosine similarity
     of class embeddings), so ``v_u(p) = p^T S p``.
 
     Parameters
