@@ -21,49 +21,18 @@ from sklearn.utils import check_random_state
 
 from . import metrics
 from ._validation import check_binary_calibration_input
+from .measures import MEASURE_CLASSES
 from .tester import CalibrationTester
 
 __all__ = ["MEASURES", "calibration_summary", "format_table", "read_predictions"]
 
-# (key, short label, function in skcal.metrics, one plain line). Each line
-# fits 80 columns after a two-space indent and the label.
+# (key, short label, function in skcal.metrics, one plain line), read off the
+# measure classes (the registry): every binary measure. Each line fits 80
+# columns after a two-space indent and the label.
 MEASURES = [
-    (
-        "smce",
-        "smooth calibration error",
-        "smooth_calibration_error",
-        "bias a smooth reweighting of predictions can reveal",
-    ),
-    (
-        "dce",
-        "distance to calibration",
-        "lower_distance_to_calibration",
-        "mean distance predictions must move to be calibrated",
-    ),
-    (
-        "cutoff",
-        "cutoff calibration error",
-        "cutoff_calibration_error",
-        "largest bias over any range of predictions",
-    ),
-    (
-        "scdl",
-        "soft-binned decision loss",
-        "soft_binned_cdl",
-        "cost of acting on the scores, for a decision maker",
-    ),
-    (
-        "cdl",
-        "calibration decision loss",
-        "calibration_decision_loss",
-        "worst such cost over all decision tasks",
-    ),
-    (
-        "binned_ece",
-        "binned ECE (15 bins)",
-        "binned_ece",
-        "classic error on 15 equal-width bins (bin-dependent)",
-    ),
+    (cls._tester_name, cls._label, cls._function_name, cls._plain)
+    for cls in MEASURE_CLASSES
+    if cls._proba == "binary"
 ]
 
 

@@ -53,6 +53,10 @@ class _CalibrationMeasure(BaseEstimator):
     #     flipping outcomes of total weight F by at most ``L_y F``; None if unknown.
     # _max_value: an upper bound of the measure on any data.
     _tester_name = None
+    # _label and _plain: the measure's name and one plain line for readers
+    # who are not calibration specialists (the demo and the report print them).
+    _label = None
+    _plain = None
     _dce_factor = None
     _lipschitz = None
     _max_value = 1.0
@@ -147,6 +151,8 @@ class SmoothCalibrationError(_CalibrationMeasure):
     # calibration in nearly-linear time"), witnessed by one Lipschitz test x;
     # |(y - v) x(v) - (y - u) x(u)| <= 2 |u - v| and a flip moves it by |x| <= 1.
     _tester_name = "smce"
+    _label = "smooth calibration error"
+    _plain = "bias a smooth reweighting of predictions can reveal"
     _dce_factor = 0.5
     _lipschitz = (2.0, 1.0)
 
@@ -188,6 +194,8 @@ class CutoffCalibrationError(_CalibrationMeasure):
     # Abel summation gives smCE <= |S(1)| + sup_t |S(t)| <= 2 cutoff, with
     # S(t) = E[(y - v) 1{v <= t}]; so cutoff >= smCE / 2 >= dCE / 4.
     _tester_name = "cutoff"
+    _label = "cutoff calibration error"
+    _plain = "largest bias over any range of predictions"
     _dce_factor = 0.25
 
     def _grouped_core(self, statistic):
@@ -227,6 +235,8 @@ class SoftBinnedCDL(_CalibrationMeasure):
     _function_name = "soft_binned_cdl"
     _score_name = "soft_binned_cdl"
     _tester_name = "scdl"
+    _label = "soft-binned decision loss"
+    _plain = "cost of acting on the scores, for a decision maker"
     _max_value = float("inf")
 
     def _grouped_core(self, statistic):
@@ -263,6 +273,8 @@ class CalibrationDecisionLoss(_CalibrationMeasure):
     _function_name = "calibration_decision_loss"
     _score_name = "calibration_decision_loss"
     _tester_name = "cdl"
+    _label = "calibration decision loss"
+    _plain = "worst such cost over all decision tasks"
 
     def _grouped_core(self, statistic):
         return cdl_core(statistic)
@@ -300,6 +312,8 @@ class BinnedECE(_CalibrationMeasure):
     _function_name = "binned_ece"
     _score_name = "binned_ece"
     _tester_name = "binned_ece"
+    _label = "binned ECE (15 bins)"
+    _plain = "classic error on 15 equal-width bins (bin-dependent)"
 
     def _grouped_core(self, statistic):
         return ece_core(statistic, self.n_bins, self.strategy, self.norm)
@@ -355,6 +369,8 @@ class LowerDistanceToCalibration(_CalibrationMeasure):
     # by 1); costs |u - v| are 1-Lipschitz in v, and a flip unbalances a grid
     # point by its mass, which their Lemma 21 repairs at no more cost.
     _tester_name = "dce"
+    _label = "distance to calibration"
+    _plain = "mean distance predictions must move to be calibrated"
     _dce_factor = 1.0
     _lipschitz = (1.0, 1.0)
 
@@ -415,14 +431,17 @@ class UtilityCalibrationError(_CalibrationMeasure):
     _score_name = "utility_calibration_error"
     _proba = "full"
     _tester_name = "utility"
+    _label = "utility calibration error"
+    _plain = "worst bias of predicted utility (multiclass)"
 
     def __init__(self, utility="top-class", *, labels=None):
         self.utility = utility
         self.labels = labels
 
 
-# Every measure class, in the order the scorer registry lists them.
-_MEASURE_CLASSES = [
+# THE registry: every measure class, in the order the scorers, the tester,
+# the demo and the report list them. A new measure is added here.
+MEASURE_CLASSES = [
     SmoothCalibrationError,
     LowerDistanceToCalibration,
     CutoffCalibrationError,

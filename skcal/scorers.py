@@ -22,7 +22,7 @@ def _registry():
 
     return {
         "neg_" + cls._score_name: cls
-        for cls in measures._MEASURE_CLASSES
+        for cls in measures.MEASURE_CLASSES
     }
 
 

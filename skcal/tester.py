@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._grouped import group
 from ._validation import check_binary_calibration_input
-from .measures import _MEASURE_CLASSES, UtilityCalibrationError, _CalibrationMeasure
+from .measures import MEASURE_CLASSES, UtilityCalibrationError, _CalibrationMeasure
 from .metrics._ldtc import grid_points
 from .metrics._multiclass import check_multiclass_input, utility_calibration_error
 
@@ -728,7 +728,7 @@ _THEOREMS = {
 
 def _registry():
     """Short name -> measure class, from the classes of skcal.measures."""
-    return {cls._tester_name: cls for cls in _MEASURE_CLASSES}
+    return {cls._tester_name: cls for cls in MEASURE_CLASSES}
 
 
 # -- data prepared once; one null draw per seed --------------------------------

@@ -14,33 +14,39 @@ import pytest
 from sklearn.base import clone
 
 import skcal
-from skcal.measures import _MEASURE_CLASSES
+from skcal.measures import MEASURE_CLASSES
 
-# Binary measures: name -> (function, options, tolerance). The LP-based
-# distance is exact to solver tolerance only.
-BINARY = {
-    "smooth_calibration_error": (skcal.smooth_calibration_error, {}, 1e-12),
-    "cutoff_calibration_error": (skcal.cutoff_calibration_error, {}, 1e-12),
-    "soft_binned_cdl": (skcal.soft_binned_cdl, {}, 1e-12),
-    "soft_binned_cdl_m8": (skcal.soft_binned_cdl, {"m": 8}, 1e-12),
-    "calibration_decision_loss": (skcal.calibration_decision_loss, {}, 1e-12),
-    "calibration_fixed_decision_loss": (
-        skcal.calibration_fixed_decision_loss,
-        {},
-        1e-12,
-    ),
-    "binned_ece": (skcal.binned_ece, {"n_bins": 7}, 1e-12),
-    "binned_ece_quantile_max": (
-        skcal.binned_ece,
-        {"n_bins": 4, "strategy": "quantile", "norm": "max"},
-        1e-12,
-    ),
-    "lower_distance_to_calibration": (
-        skcal.lower_distance_to_calibration,
-        {"grid": 40},
-        1e-7,
-    ),
+# Binary measures: name -> (function, options, tolerance), read off the
+# registry (every binary measure class), plus variants of some of them. The
+# LP-based distance is exact to solver tolerance only.
+_OPTIONS = {
+    "lower_distance_to_calibration": ({"grid": 40}, 1e-7),
+    "binned_ece": ({"n_bins": 7}, 1e-12),
 }
+BINARY = {
+    cls._function_name: (
+        getattr(skcal, cls._function_name),
+        *_OPTIONS.get(cls._function_name, ({}, 1e-12)),
+    )
+    for cls in MEASURE_CLASSES
+    if cls._proba == "binary"
+}
+BINARY.update(
+    {
+        "soft_binned_cdl_m8": (skcal.soft_binned_cdl, {"m": 8}, 1e-12),
+        "calibration_fixed_decision_loss": (
+            skcal.calibration_fixed_decision_loss,
+            {},
+            1e-12,
+        ),
+        "maximum_swap_regret": (skcal.maximum_swap_regret, {}, 1e-9),
+        "binned_ece_quantile_max": (
+            skcal.binned_ece,
+            {"n_bins": 4, "strategy": "quantile", "norm": "max"},
+            1e-12,
+        ),
+    }
+)
 MULTICLASS = {
     "top-class": "top-class",
     "comb": "comb",
@@ -147,7 +153,7 @@ def test_utility_calibration_error_shares_properties(utility, seed):
     ) == pytest.approx(value, abs=1e-12)
 
 
-@pytest.mark.parametrize("cls", _MEASURE_CLASSES)
+@pytest.mark.parametrize("cls", MEASURE_CLASSES)
 def test_measure_classes_are_estimator_like(cls):
     measure = cls()
     params = measure.get_params(deep=False)

@@ -20,12 +20,12 @@ from sklearn.preprocessing import StandardScaler
 
 import skcal
 from skcal import measures
-from skcal.measures import _MEASURE_CLASSES
+from skcal.measures import MEASURE_CLASSES
 
-SKCAL_NAMES = ["neg_" + cls._score_name for cls in _MEASURE_CLASSES]
+SKCAL_NAMES = ["neg_" + cls._score_name for cls in MEASURE_CLASSES]
 # Measures of one probability per sample (top-label on multiclass input).
 BINARY_NAMES = [
-    "neg_" + cls._score_name for cls in _MEASURE_CLASSES if cls._proba == "binary"
+    "neg_" + cls._score_name for cls in MEASURE_CLASSES if cls._proba == "binary"
 ]
 
 
@@ -62,7 +62,7 @@ def test_unknown_names_fall_through_to_sklearn():
         skcal.make_scorers("neg_binned_ece")
 
 
-@pytest.mark.parametrize("cls", _MEASURE_CLASSES)
+@pytest.mark.parametrize("cls", MEASURE_CLASSES)
 def test_measure_class_is_thin(cls, binary_data):
     X, y = binary_data
     p = GaussianNB().fit(X, y).predict_proba(X)[:, 1]
@@ -98,7 +98,7 @@ def test_cross_validate_multimetric_matches_direct_calls(binary_data):
     scoring = skcal.make_scorers(SKCAL_NAMES + ["accuracy", "neg_brier_score"])
     est = GaussianNB()
     result = cross_validate(est, X, y, cv=cv, scoring=scoring)
-    for cls in _MEASURE_CLASSES:
+    for cls in MEASURE_CLASSES:
         func = getattr(skcal, cls._function_name)
         expected = _fold_scores(est, X, y, cv, func)
         np.testing.assert_allclose(
