@@ -95,7 +95,9 @@ class ReliabilityDisplay:
     smoothed, because each point is then an exact conditional mean, with no
     smoothing bias, and the consistency band below is exact for those very
     points; equal-weight bins give every point the same precision. The smooth
-    view is the smCE witness, drawn in the lower panel.
+    view is the smCE witness, drawn in the lower panel. The legend's
+    ``ECE(q10)`` is the binned ECE on these same bins (``n_bins`` of them),
+    which differs from :func:`skcal.binned_ece`'s default of 15 uniform bins.
 
     What is drawn, all from the same weighted data ``(y_i, p_i, w_i)``:
 
@@ -266,9 +268,13 @@ class ReliabilityDisplay:
             hist_ax = _panels(ax)
         name = self.estimator_name if name is None else name
         m = self.measures
+        # ECE(q10): binned ECE on the diagram's own 10 equal-mass (quantile)
+        # bins, not binned_ece's default of 15 uniform bins
+        n_bins = self.details.get("n_bins")
+        ece_name = "ECE" if n_bins is None else f"ECE(q{n_bins})"
         values = (
             f"smCE {m['smce']:.3f}, cutoff {m['cutoff']:.3f}, "
-            f"SCDL {m['scdl']:.3f}, ECE {m['binned_ece']:.3f}"
+            f"SCDL {m['scdl']:.3f}, {ece_name} {m['binned_ece']:.3f}"
         )
         kwargs.setdefault("label", f"{name}: {values}" if name else values)
         kwargs.setdefault("marker", "o")
@@ -500,6 +506,7 @@ class ReliabilityDisplay:
                 "cutoff": (*cutoff_details.interval, cutoff_details.sign),
                 "scdl": scdl_bins,
                 "smce": (smce_details.points, smce_details.witness),
+                "n_bins": n_bins,
             },
             estimator_name=name,
             band_level=band_level,
