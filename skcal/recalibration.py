@@ -34,7 +34,12 @@ from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexab
 
 from ._kernels._interval import max_abs_interval_rows
 from ._meta import _AlreadyFitted, _HeldOutProbaMetaEstimator
-from ._validation import check_probability_matrix, check_sample_weight
+from ._validation import (
+    check_probability_matrix,
+    check_sample_weight,
+    label_positions,
+    resolve_labels,
+)
 from .metrics import utility_calibration_error
 from .utilities import ClassWise, TopClass, TopK
 from .utilities._engine import Predictions, evaluate_blocks
@@ -517,7 +522,21 @@ def _check_init_cv(init_cv):
     return int(init_cv)
 
 
+def _with_column_labels(recalibrator, n_columns):
+    """Say that ``y`` holds column indices, for a recalibrator that asks.
+
+    Inside skcal the recalibrators are fitted on column indices 0..C-1; a
+    recalibrator with a ``labels`` parameter would otherwise refuse a fold in
+    which some class is absent (the columns are then ambiguous to it).
+    """
+    params = recalibrator.get_params(deep=False)
+    if "labels" in params and params["labels"] is None:
+        recalibrator.set_params(labels=np.arange(n_columns))
+    return recalibrator
+
+
 def _fit_recalibrator(recalibrator, P, y, w):
+    _with_column_labels(recalibrator, P.shape[1] if np.ndim(P) == 2 else 2)
     if w is not None and has_fit_parameter(recalibrator, "sample_weight"):
         return recalibrator.fit(P, y, sample_weight=w)
     return recalibrator.fit(P, y)
@@ -630,6 +649,12 @@ callable, default=None
         possible), so that the start and the patches are not fitted on the
         same rows; the start used by :meth:`transform` is refitted on all
         the rows. None fits the start and the patches on the same rows.
+    labels : array-like of shape (n_classes,), default=None
+        The class of each column of ``P``, sorted (a classifier's
+        ``classes_``). By default the distinct labels of ``y``, which must
+        then show every class (or be {0, 1} / {-1, 1} for two columns): with
+        a class absent from ``y`` the columns are ambiguous and ``fit``
+        raises. :class:`RecalibratedClassifier` fills it in itself.
 
     Attributes
     ----------
@@ -742,8 +767,10 @@ callable, default=None
         random_state=None,
         init=None,
         init_cv=5,
+        labels=None,
     ):
         self.family = family
+        self.labels = labels
         self.init = init
         self.init_cv = init_cv
         self.max_iter = max_iter
@@ -795,21 +822,10 @@ callable, default=None
     def _encode_y(self, y, n_columns):
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
-        classes = np.unique(y)
-        if classes.shape[0] == n_columns:
-            return classes, np.searchsorted(classes, y).astype(np.intp)
-        if (
-            y.dtype.kind in "iub"
-            and classes.shape[0] < n_columns
-            and classes.min() >= 0
-            and classes.max() < n_columns
-        ):
-            return np.arange(n_columns), y.astype(np.intp)
-        raise ValueError(
-            f"y has {classes.shape[0]} distinct labels but P has {n_columns} "
-            "columns: for a class missing from y, pass y as column indices "
-            f"0..{n_columns - 1}."
-        )
+        # the class of each column: labels, or the distinct labels of y when
+        # all are present; a class absent from y makes the columns ambiguous
+        classes = resolve_labels(y, self.labels, n_columns, proba_name="P")
+        return classes, label_positions(classes, y).astype(np.intp)
 
     # -- fitting -------------------------------------------------------------
 
@@ -1446,7 +1462,9 @@ class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
         else:
             for name in ("recalibrator_choice_", "recalibrator_scores_"):
                 self.__dict__.pop(name, None)
-        self.recalibrator_ = clone(recalibrator)
+        self.recalibrator_ = _with_column_labels(
+            clone(recalibrator), np.asarray(held_out).shape[1]
+        )
         if sample_weight is None:
             self.recalibrator_.fit(held_out, index)
         elif has_fit_parameter(self.recalibrator_, "sample_weight"):

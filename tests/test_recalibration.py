@@ -406,12 +406,17 @@ def test_string_labels_and_missing_classes():
     assert set(rec.predict(P)) <= set(labels)
     same = UtilityPatchingRecalibrator().fit(P, y)
     assert_array_equal(rec.transform(P), same.transform(P))
-    # integer column indices may leave a class out
+    # a class absent from y: the columns are ambiguous (they could be
+    # classes [0, 1, 2] or [1, 2, 3]) unless labels= names them
     keep = y != 2
-    rec = UtilityPatchingRecalibrator().fit(P[keep], y[keep])
+    for y_kept in (y[keep], labels[y[keep]], y[keep] + 1):
+        with pytest.raises(ValueError, match="ambiguous; pass labels="):
+            UtilityPatchingRecalibrator().fit(P[keep], y_kept)
+    rec = UtilityPatchingRecalibrator(labels=[0, 1, 2]).fit(P[keep], y[keep])
     assert_array_equal(rec.classes_, [0, 1, 2])
-    with pytest.raises(ValueError, match="y has 2 distinct labels but P has 3"):
-        UtilityPatchingRecalibrator().fit(P[keep], labels[y[keep]])
+    named = UtilityPatchingRecalibrator(labels=labels).fit(P[keep], labels[y[keep]])
+    assert_array_equal(named.classes_, labels)
+    assert_array_equal(named.transform(P), rec.transform(P))
 
 
 def test_predict_ties_go_to_the_lowest_class():
@@ -553,7 +558,9 @@ def test_bad_parameters_are_named(params, error, message):
 
 def test_validation_fraction_too_large_for_the_data():
     with pytest.raises(ValueError, match="validation_fraction=0.1 leaves no sample"):
-        UtilityPatchingRecalibrator(validation_fraction=0.1).fit(_P3[:1], [1])
+        UtilityPatchingRecalibrator(validation_fraction=0.1, labels=[0, 1, 2]).fit(
+            _P3[:1], [1]
+        )
     with pytest.raises(ValueError, match="validation_fraction=0.9 leaves no sample"):
         UtilityPatchingRecalibrator(validation_fraction=0.9).fit(_P3, _Y3)
 
