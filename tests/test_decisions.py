@@ -9,6 +9,8 @@ from Definition 1.1 with the soft bins of Lemma 3.1.
 import pickle
 
 import numpy as np
+import sklearn
+from packaging.version import Version
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -835,7 +837,19 @@ _ROUNDING_FAILED_CHECKS = [
 def expected_failed_checks(estimator):
     if isinstance(estimator, SCDLRounding):
         return dict.fromkeys(_ROUNDING_FAILED_CHECKS, _NOT_PROBABILITIES)
-    # predict returns class labels (the argmax of predict_proba): no failures
+    # predict returns class labels (the argmax of predict_proba): no failures,
+    # except on old scikit-learn releases, whose sample-weight check compares
+    # weighting with repeating rows although the fit cross-validates the base
+    # estimator (repeated rows fall into other folds); it passes on 1.9.
+    if Version(sklearn.__version__) < Version("1.9"):
+        return {
+            name: "fit cross-validates the base estimator: repeated rows change "
+            "the folds, which this release's check does not allow for"
+            for name in (
+                "check_sample_weight_equivalence_on_dense_data",
+                "check_sample_weight_equivalence_on_sparse_data",
+            )
+        }
     return {}
 
 

@@ -37,13 +37,15 @@ def test_demo_values_equal_direct_calls():
         assert abs(value - getattr(metrics, func_name)(y_test, p)) < 5e-5
 
 
-def test_demo_into_a_closed_pipe_is_quiet():
+def test_demo_into_a_closed_pipe_is_quiet(tmp_path):
+    # run outside the source tree, which would shadow the installed package
     proc = subprocess.run(
         f"{sys.executable} -m skcal demo | head -3",
         shell=True,
         capture_output=True,
         text=True,
         timeout=600,
+        cwd=tmp_path,
     )
     assert proc.stdout.count("\n") == 3
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr

@@ -301,6 +301,7 @@ def test_command_line_subprocess_and_help(tmp_path):
         capture_output=True,
         text=True,
         timeout=300,
+        cwd=tmp_path,  # outside the source tree, which would shadow the package
     )
     assert proc.returncode == 0 and "smooth calibration error" in proc.stdout
     assert proc.stderr == ""
@@ -309,6 +310,7 @@ def test_command_line_subprocess_and_help(tmp_path):
         capture_output=True,
         text=True,
         timeout=300,
+        cwd=tmp_path,  # outside the source tree, which would shadow the package
     ).stdout
     for option in (
         "--label",
@@ -337,6 +339,7 @@ def test_command_line_subprocess_and_help(tmp_path):
         capture_output=True,
         text=True,
         timeout=300,
+        cwd=tmp_path,  # outside the source tree, which would shadow the package
     )
     assert bad.returncode == 2 and "[0, 1)" in bad.stderr
 
