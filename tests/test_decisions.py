@@ -9,10 +9,10 @@ from Definition 1.1 with the soft bins of Lemma 3.1.
 import pickle
 
 import numpy as np
-import sklearn
-from packaging.version import Version
 import pytest
+import sklearn
 from numpy.testing import assert_allclose, assert_array_equal
+from packaging.version import Version
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.datasets import make_classification
 from sklearn.frozen import FrozenEstimator
