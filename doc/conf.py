@@ -112,18 +112,6 @@ def _skip_foreign_members(app, what, name, obj, skip, options):
     return None
 
 
-def _quote_shape_names(app, what, name, obj, options, lines):
-    """Workaround for two docstrings: ``ndarray of shape (n_features_in_,)``
-    in a numpydoc type line is a reST link reference (trailing underscore).
-    The source fix (write ``(`n_features_in_`,)`` as scikit-learn does) is
-    listed for skcal/recalibration.py and skcal/decisions.py; once it is in,
-    this hook changes nothing and can go."""
-    for i, line in enumerate(lines):
-        if "of shape (n_features_in_,)" in line:
-            lines[i] = line.replace("(n_features_in_,)", "(`n_features_in_`,)")
-
-
 def setup(app):
-    app.connect("autodoc-process-docstring", _quote_shape_names)
     app.connect("builder-inited", _check_api_coverage)
     app.connect("autodoc-skip-member", _skip_foreign_members)

@@ -620,7 +620,7 @@ class RoundedResponseClassifier(_HeldOutProbaMetaEstimator):
         See :class:`SCDLRounding`.
     n_features_in_ : int
         Only when the base estimator defines it.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Only when the base estimator defines it.
 
     See Also

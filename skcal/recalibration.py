@@ -1312,7 +1312,7 @@ class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
         ``"uc_se"`` of that mean over folds, and its mean ``"brier"``.
     n_features_in_ : int
         Only when the base estimator defines it.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Only when the base estimator defines it.
 
     See Also

@@ -206,7 +206,7 @@ class CalibrationTester(BaseEstimator):
         The decision threshold on ``statistic_``.
     p_value_ : float or None
         Resample mode only.
-    null_statistics_ : ndarray of shape (n_resamples_,) or None
+    null_statistics_ : ndarray of shape (`n_resamples_`,) or None
         The measure on each resampled data set (resample mode), sorted.
     n_resamples_ : int or None
         Resamples drawn (resample mode).
