@@ -334,3 +334,20 @@ def test_plot_methods_of_tester_result_and_recalibrator():
     rec = skcal.UtilityPatchingRecalibrator(max_iter=5).fit(sharpened, labels)
     ax = rec.plot_history()
     assert len(ax.get_lines()) >= 1
+
+
+@pytest.mark.parametrize(
+    "script", sorted((ROOT / "examples").glob("*.py")), ids=lambda p: p.name
+)
+def test_every_example_runs_headless_and_draws(script, tmp_path):
+    out = tmp_path / "figure.png"
+    proc = subprocess.run(
+        [sys.executable, str(script), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,  # outside the source tree, which would shadow the package
+        env={"MPLBACKEND": "Agg", "PATH": "", "HOME": str(tmp_path)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
