@@ -3,11 +3,11 @@ import pytest
 
 from skcal import cutoff_calibration_error
 
-from cases import random_case, random_cases, repeat_rows
+from cases import over_cases, random_case, random_cases, repeat_rows
 from reference import cutoff_bruteforce, residuals
 
 
-@pytest.mark.parametrize("case", random_cases(0, 300, max_n=40))
+@over_cases("case", random_cases(0, 300, max_n=40))
 def test_matches_bruteforce(case):
     y, p, w = case
     value, details = cutoff_calibration_error(

@@ -29,6 +29,7 @@ from skcal import (
     soft_binned_cdl,
 )
 
+from cases import over_cases
 from reference import (
     best_response_bruteforce,
     hard_binned_scdl_reference,
@@ -131,7 +132,7 @@ def test_task_copies_and_freezes_utility():
     assert "3 x 40" in repr(DecisionTask(np.zeros((3, 40))))
 
 
-@pytest.mark.parametrize("seed", range(20))
+@over_cases("seed", range(20))
 def test_best_response_matches_bruteforce_with_exact_ties(seed):
     # Utilities and predictions on dyadic grids make every expected utility
     # exact, so ties are real ties and must go to the lowest action.
@@ -148,7 +149,7 @@ def test_best_response_matches_bruteforce_with_exact_ties(seed):
     )
 
 
-@pytest.mark.parametrize("seed", range(10))
+@over_cases("seed", range(10))
 def test_best_response_multiclass_matches_bruteforce(seed):
     rng = np.random.RandomState(seed)
     A, K = rng.randint(1, 6), rng.randint(3, 5)
@@ -189,7 +190,7 @@ def test_multiclass_task_needs_a_matrix_of_predictions():
     assert task.best_response([[0.2, 0.3, 0.5]]).tolist() == [2]
 
 
-@pytest.mark.parametrize("seed", range(40))
+@over_cases("seed", range(40))
 def test_swap_regret_matches_all_swap_maps(seed):
     # Exact formula (best swap per action) against the maximum over all A^A
     # swap maps, for A <= 4, with weights (some zero) and repeated rows.
@@ -383,7 +384,7 @@ def test_fixed_m_bound(m):
     assert fitted.swap_regret_bound_ == pytest.approx(2 * fitted.scdl_m_ + 2 / m)
 
 
-@pytest.mark.parametrize("seed", range(6))
+@over_cases("seed", range(6))
 def test_floor_rounding_uses_hard_bins(seed):
     rng = np.random.RandomState(seed)
     p, y = simulate(rng, 600, list(MISCALIBRATIONS.values())[seed], ties=seed % 2 == 1)

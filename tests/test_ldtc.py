@@ -11,7 +11,7 @@ from skcal import (
 )
 from skcal._grouped import group
 
-from cases import random_case, random_cases, repeat_rows
+from cases import over_cases, random_case, random_cases, repeat_rows
 from reference import ldtc_dense_lp, ldtc_dual_objective
 
 LP_TOL = 1e-6  # the bar; the solves agree to ~1e-12 in practice
@@ -33,7 +33,7 @@ def _grids(rng):
 CASES = random_cases(10, 300, max_n=40) + random_cases(11, 40, max_n=120)
 
 
-@pytest.mark.parametrize("index", range(len(CASES)))
+@over_cases("index", range(len(CASES)))
 def test_matches_dense_lp(index):
     y, p, w = CASES[index]
     grid, points = _grids(np.random.default_rng(index))
@@ -42,7 +42,7 @@ def test_matches_dense_lp(index):
     assert 0.0 <= value <= 1.0
 
 
-@pytest.mark.parametrize("index", range(0, len(CASES), 3))
+@over_cases("index", range(0, len(CASES), 3))
 def test_merged_blocks_match_dense_lp(index, monkeypatch):
     # force the merge-and-refine path that large inputs take
     monkeypatch.setattr(ldtc_module, "_MERGE_ABOVE_COLUMNS_PER_POINT", 0)

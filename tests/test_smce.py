@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from skcal import smooth_calibration_error
 
-from cases import random_case, random_cases, repeat_rows
+from cases import over_cases, random_case, random_cases, repeat_rows
 from reference import residuals, smce_linprog
 
 LP_TOL = 1e-7  # HiGHS feasibility/optimality tolerances
@@ -31,7 +31,7 @@ def check_witness(y, p, w, value, points, witness):
 CASES = random_cases(0, 300, max_n=40) + random_cases(1, 60, max_n=200)
 
 
-@pytest.mark.parametrize("case", CASES)
+@over_cases("case", CASES)
 def test_matches_linprog(case):
     y, p, w = case
     value, details = smooth_calibration_error(
