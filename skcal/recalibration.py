@@ -28,13 +28,14 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils import check_array, check_random_state, column_or_1d
+from sklearn.utils import check_random_state, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexable
 
 from ._kernels._interval import max_abs_interval_rows
 from ._meta import _AlreadyFitted, _HeldOutProbaMetaEstimator
 from ._validation import (
+    as_probability_array,
     check_probability_matrix,
     check_sample_weight,
     label_positions,
@@ -784,14 +785,8 @@ callable, default=None
 
     def _check_P(self, P, name="P", n_columns=None):
         """``P`` as an (n, C) float64 matrix, and whether it was 1-D."""
-        array = check_array(
-            P,
-            ensure_2d=False,
-            dtype=np.float64,
-            ensure_all_finite=False,
-            allow_nd=True,
-            input_name=name,
-        )
+        input_dtype = getattr(P, "dtype", None)
+        array = as_probability_array(P, name)
         if array.ndim not in (1, 2):
             raise ValueError(
                 f"{name} must be of shape (n_samples, n_classes) or (n_samples,), "
@@ -814,7 +809,7 @@ callable, default=None
                 f"{name} has {what} but {type(self).__name__} was fitted on "
                 f"{n_columns} classes."
             )
-        check_probability_matrix(array, name=name)
+        check_probability_matrix(array, name=name, input_dtype=input_dtype)
         if one_d:
             array = np.column_stack([1.0 - array, array])
         return np.ascontiguousarray(array), one_d

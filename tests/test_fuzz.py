@@ -197,3 +197,51 @@ def test_bad_options_never_crash(name, option, value):
     options = dict(BINARY[name][0])
     options[option] = value
     _check_outcome(lambda: func([0, 1, 1], [0.2, 0.5, 0.9], **options), None)
+
+
+# --- estimators -------------------------------------------------------------------
+
+ESTIMATOR_WORDS = ARGUMENT_WORDS + ("P", "X", "y", "p", "actions", "task", "utility")
+
+
+def _check_fit(call):
+    """An estimator call either works or raises ValueError/TypeError naming its input."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            call()
+    except (ValueError, TypeError) as error:
+        message = str(error)
+        assert any(word in message for word in ESTIMATOR_WORDS), message
+
+
+@settings(max_examples=EXAMPLES // 4, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=binary_inputs())
+def test_calibration_tester_never_crashes(data):
+    y, p, w, pos_label = data
+    tester = skcal.CalibrationTester(
+        n_resamples=199, resampling_risk=None, pos_label=pos_label, random_state=0
+    )
+    _check_fit(lambda: tester.fit(y, p, sample_weight=w))
+
+
+@settings(max_examples=EXAMPLES // 4, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=binary_inputs())
+def test_recalibrator_and_rounding_never_crash(data):
+    y, p, w, _ = data
+    _check_fit(
+        lambda: skcal.UtilityPatchingRecalibrator(max_iter=3).fit(p, y, sample_weight=w)
+    )
+    _check_fit(lambda: skcal.SCDLRounding(random_state=0).fit(p, y, sample_weight=w))
+
+
+@settings(max_examples=EXAMPLES // 4, deadline=None)
+@given(utility=arrays(max_dims=3), p=arrays(max_dims=2))
+def test_decision_task_never_crashes(utility, p):
+    def call():
+        task = skcal.DecisionTask(utility)
+        task.best_response(p)
+
+    _check_fit(call)

@@ -491,9 +491,9 @@ _Y3 = np.array([0, 1, 2, 2])
         (_P3 - 0.25, r"P has values outside \[0, 1\]"),
         (np.where(_P3 == 0.5, np.nan, _P3), "P contains NaN or infinity"),
         (_P3[:, :1], "P has 1 column"),
-        (_P3[:, :, None], "P must be of shape"),
+        (_P3[:, :, None], "P must be 1- or 2-dimensional"),
         (np.array([1.2, 0.3, 0.5, 0.1]), r"P has values outside \[0, 1\]"),
-        (np.empty((0, 3)), "0 sample"),
+        (np.empty((0, 3)), "P is empty"),
     ],
 )
 def test_fit_rejects_bad_probabilities(P, message):
