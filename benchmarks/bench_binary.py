@@ -1,22 +1,42 @@
-"""Time every binary measure against a numpy baseline on the same data.
+"""Time every binary measure against numpy baselines on the same data.
 
-Sorting measures (smCE, cutoff, CDL, and the LP-based dCE for scale) are
-compared with ``np.argsort`` of the predictions; one-pass measures (SCDL,
-binned ECE) with one weighted ``np.bincount`` of precomputed bin indices into
-1024 bins (and, for binned ECE, also into its own 15 bins). Each time is the median of ``--repeat``
-runs of the full public call, validation included.
+Every measure is timed as a user calls it (the public function, validation
+included) and compared with three numpy baselines on the same predictions:
+``np.sort``, ``np.argsort`` and one weighted ``np.bincount`` into 1024 bins
+of precomputed bin indices. Sorting measures (smCE, cutoff, CDL, dCE) are
+judged against the sorts, one-pass ones (SCDL, binned ECE) against the
+bincount. The peak extra memory of one call is measured with tracemalloc
+(numpy's allocations are traced) and reported in bytes per sample.
 
-    python benchmarks/bench_binary.py               # n = 10^3 ... 10^7, 2^14 and 2^20
-    python benchmarks/bench_binary.py --max-exp 6   # quicker
+With ``--before DIR`` (a directory holding another build of skcal, e.g.
+``pip install --no-deps --target DIR <old checkout>``) each size is run
+once by that build and once by the current one, in separate processes
+taking turns, so before and after are measured in one run on one machine.
+
+    python benchmarks/bench_binary.py                 # n = 2^20 and 10^7
+    python benchmarks/bench_binary.py --sizes 1e3 1e5 --repeat 3
+    python benchmarks/bench_binary.py --before /tmp/skcal_before
 """
 
 import argparse
+import json
+import os
 import platform
+import subprocess
+import sys
 import time
+import tracemalloc
 
-import numpy as np
-
-import skcal
+MEASURES = [
+    # name, baseline it is judged against, largest n to run
+    ("smooth_calibration_error", "argsort", 10**7),
+    ("cutoff_calibration_error", "argsort", 10**7),
+    ("soft_binned_cdl", "bincount", 10**7),
+    ("binned_ece", "bincount", 10**7),
+    ("calibration_decision_loss", "argsort", 10**7),
+    # an LP on the grid h = 0.01
+    ("lower_distance_to_calibration", "argsort", 10**7),
+]
 
 
 def median_time(func, repeat):
@@ -25,10 +45,23 @@ def median_time(func, repeat):
         t0 = time.perf_counter()
         func()
         times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def peak_bytes(func):
+    """Peak memory allocated during ``func()`` above what existed before."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    func()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak
 
 
 def make_data(n, seed=0):
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     p = rng.random(n)
     # mildly miscalibrated, the common case in practice
@@ -36,63 +69,108 @@ def make_data(n, seed=0):
     return y, p
 
 
-def baselines(y, p, repeat):
-    n = p.shape[0]
+def worker(n, repeat, names, path=None):
+    """Measure one size with the skcal found on sys.path (or in ``path``); print JSON."""
+    import numpy as np
+
+    if path is not None:
+        # an editable install's import hook would shadow the other build
+        sys.meta_path[:] = [f for f in sys.meta_path if "Mesonpy" not in type(f).__name__]
+        sys.path.insert(0, path)
+    import skcal
+
+    y, p = make_data(n)
     w = np.ones(n)
     idx = np.minimum((p * 1024).astype(np.intp), 1023)
-    idx15 = np.minimum((p * 15).astype(np.intp), 14)
-    return {
-        "argsort": median_time(lambda: np.argsort(p), repeat),
-        "bincount": median_time(
-            lambda: np.bincount(idx, weights=w, minlength=1024), repeat
-        ),
-        # into the 15 bins of binned_ece, to show the bin count is not what
-        # makes the ratio
-        "bincount15": median_time(
-            lambda: np.bincount(idx15, weights=w, minlength=15), repeat
-        ),
+    rep = repeat if n <= 2**20 else max(1, (repeat + 1) // 2)
+    out = {
+        "skcal": skcal.__version__,
+        "path": os.path.dirname(skcal.__file__),
+        "base": {
+            "sort": median_time(lambda: np.sort(p), rep),
+            "argsort": median_time(lambda: np.argsort(p), rep),
+            "bincount": median_time(lambda: np.bincount(idx, weights=w, minlength=1024), rep),
+        },
+        "measures": {},
     }
+    for name, _, max_n in MEASURES:
+        if n > max_n or name not in names:
+            continue
+        func = getattr(skcal, name)
+        t = median_time(lambda func=func: func(y, p), rep)
+        out["measures"][name] = {"time": t, "bytes": peak_bytes(lambda func=func: func(y, p)) / n}
+    print(json.dumps(out))
 
 
-MEASURES = [
-    # name, function, baseline, largest n to run
-    ("smooth_calibration_error", skcal.smooth_calibration_error, "argsort", 10**7),
-    ("cutoff_calibration_error", skcal.cutoff_calibration_error, "argsort", 10**7),
-    ("soft_binned_cdl", skcal.soft_binned_cdl, "bincount", 10**7),
-    ("binned_ece", skcal.binned_ece, "bincount", 10**7),
-    ("binned_ece", skcal.binned_ece, "bincount15", 10**7),
-    ("calibration_decision_loss", skcal.calibration_decision_loss, "argsort", 10**5),
-    # an LP on the grid h = 0.01 (issue target: n = 2^14 in under 30 s)
-    ("lower_distance_to_calibration", skcal.lower_distance_to_calibration, "argsort", 10**6),
-]
+def run_worker(n, repeat, names, path):
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", str(n)]
+    cmd += ["--repeat", str(repeat), "--measures", *names]
+    if path is not None:
+        cmd += ["--path", path]
+    # run outside the source tree, so the installed (or --before) build is used
+    result = subprocess.run(
+        cmd, capture_output=True, text=True, check=True, cwd=os.path.expanduser("~")
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def cpu_features():
+    import numpy as np
+
+    try:
+        from numpy.lib._utils_impl import _opt_info  # numpy >= 2
+
+        return _opt_info()
+    except ImportError:  # pragma: no cover - numpy 1.x
+        cfg = np.__config__.CONFIG if hasattr(np.__config__, "CONFIG") else {}
+        simd = cfg.get("SIMD Extensions", {})
+        return f"baseline {simd.get('baseline')}, found {simd.get('found')}"
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max-exp", type=int, default=7)
+    parser.add_argument("--sizes", nargs="+", type=float, default=[2**20, 1e7])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--measures", nargs="+", default=[m[0] for m in MEASURES])
+    parser.add_argument("--before", default=None, help="directory with another skcal build")
+    parser.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--path", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker is not None:
+        worker(args.worker, args.repeat, args.measures, args.path)
+        return
 
-    sizes = sorted({10**k for k in range(3, args.max_exp + 1)} | {2**14, 2**20})
-    machine = platform.processor() or platform.machine()
-    print(f"skcal {skcal.__version__}, numpy {np.__version__}, {machine}")
-    print(f"median of {args.repeat} runs; ratio = measure time / baseline time\n")
-    print(
-        f"{'n':>9}  {'measure':<30} {'time [s]':>10}  {'baseline':>10} "
-        f"{'base [s]':>10}  {'ratio':>6}"
-    )
-    for n in sizes:
-        y, p = make_data(n)
-        base_times = baselines(y, p, args.repeat)
-        for name, func, base, max_n in MEASURES:
-            if n > max_n:
-                continue
-            rep = args.repeat if n <= 2**20 else max(1, args.repeat // 2)
-            t = median_time(lambda func=func, y=y, p=p: func(y, p), rep)
-            t_base = base_times[base]
-            print(
-                f"{n:>9}  {name:<30} {t:>10.4f}  {base:>10} {t_base:>10.4f}  {t / t_base:>6.2f}"
-            )
+    import numpy as np
+
+    builds = [("after", None)] if args.before is None else [
+        ("before", os.path.abspath(args.before)),
+        ("after", None),
+    ]
+    print(f"numpy {np.__version__}, Python {platform.python_version()}, "
+          f"{platform.machine()}, {os.cpu_count()} logical CPUs")
+    print(f"numpy CPU features (baseline, then dispatched): {cpu_features()}")
+    print(f"median of {args.repeat} calls (half that above 2^20) of the public function, "
+          "validation included; ratio = time / baseline time on the same data;")
+    print("bytes/sample = tracemalloc peak of one call / n (the inputs excluded)\n")
+    head = (f"{'n':>9} {'build':<7} {'measure':<30} {'time [s]':>9} {'/sort':>7} "
+            f"{'/argsort':>8} {'/bincount':>9} {'B/sample':>9}")
+    print(head)
+    for n in (int(s) for s in args.sizes):
+        results = [(label, run_worker(n, args.repeat, args.measures, path))
+                   for label, path in builds]
+        for name, _, _ in MEASURES:
+            for label, res in results:
+                if name not in res["measures"]:
+                    continue
+                m, b = res["measures"][name], res["base"]
+                print(f"{n:>9} {label:<7} {name:<30} {m['time']:>9.4f} "
+                      f"{m['time'] / b['sort']:>7.2f} {m['time'] / b['argsort']:>8.2f} "
+                      f"{m['time'] / b['bincount']:>9.2f} {m['bytes']:>9.1f}")
+        for label, res in results:
+            b = res["base"]
+            print(f"{n:>9} {label:<7} {'(baselines [s])':<30} sort {b['sort']:.4f}  "
+                  f"argsort {b['argsort']:.4f}  bincount {b['bincount']:.4f}  "
+                  f"[skcal {res['skcal']} from {res['path']}]")
         print()
 
 

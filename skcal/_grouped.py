@@ -22,7 +22,7 @@ Conventions, documented once:
 
 import numpy as np
 
-from ._kernels._interval import group_sorted
+from ._kernels._interval import group_sorted, group_two_sorted
 from ._validation import check_binary_calibration_input
 
 __all__ = ["GroupedStatistic", "binary_statistic", "group"]
@@ -79,16 +79,45 @@ def group(y, p, w):
         Validated outcomes in {0, 1}, predictions in [0, 1] and weights (the
         compact forms of ``check_binary_calibration_input``, uint8 or int64
         outcomes and stride-0 unit weights, are converted here).
+
+    Notes
+    -----
+    Unit weights with 0/1 labels (the compact form) take two value sorts, of
+    the predictions of each class, and one merge instead of an argsort: a
+    value sort is several times faster than an argsort, and the counts are
+    exact, so the statistic is the same bit for bit. Peak extra memory is
+    about 34 bytes per sample on that path (the two sorted halves and the
+    three output arrays), 56 otherwise.
     """
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    w = np.ascontiguousarray(w, dtype=np.float64)
-    order = np.argsort(p)
     n = p.shape[0]
     values = np.empty(n)
     weights = np.empty(n)
     positives = np.empty(n)
-    k = group_sorted(p, y, w, order, values, weights, positives)
+    if _unit_weights(w) and y.dtype in (np.uint8, np.int64, np.bool_):
+        if y.dtype == np.int64:
+            mask = y != 0  # our own array: complemented in place below
+        else:
+            mask = y.view(np.bool_)  # a view of 0/1 bytes, read only
+        p1 = p[mask]
+        p1.sort()
+        if mask.base is None:
+            p0 = p[np.logical_not(mask, out=mask)]
+        else:
+            p0 = p[~mask]
+        del mask
+        p0.sort()
+        k = group_two_sorted(p0, p1, values, weights, positives)
+    else:
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        order = np.argsort(p)
+        k = group_sorted(p, y, w, order, values, weights, positives)
     return GroupedStatistic(values[:k], weights[:k], positives[:k])
+
+
+def _unit_weights(w):
+    """True for the stride-0 unit weights of the compact validator."""
+    return w.ndim == 1 and w.strides == (0,) and w.shape[0] > 0 and w[0] == 1.0
 
 
 def binary_statistic(
@@ -123,5 +152,6 @@ def binary_statistic(
         pos_label=pos_label,
         multiclass=multiclass,
         labels=labels,
+        compact=True,
     )
     return group(y, p, w)

@@ -34,6 +34,24 @@ def test_group_matches_reference():
         assert np.all(np.diff(g.values) > 0)
 
 
+def test_unlabelled_unit_weights_take_the_two_sort_path_exactly():
+    # no sample_weight and 0/1 labels: two value sorts and a merge, which
+    # must give the reference's statistic exactly (the counts are integers)
+    for y, p, _w in CASES:
+        for labels in (y.astype(np.int64), y.astype(bool), y.astype(np.uint8)):
+            g = binary_statistic(labels, p)
+            values, weights, positives = grouped_reference(y, p, np.ones_like(p))
+            np.testing.assert_array_equal(g.values, values)
+            np.testing.assert_array_equal(g.weights, weights)
+            np.testing.assert_array_equal(g.positives, positives)
+    # the caller's arrays are untouched
+    labels = np.array([1, 0, 1, 0])
+    p = np.array([0.4, 0.3, 0.2, 0.1])
+    binary_statistic(labels, p)
+    np.testing.assert_array_equal(labels, [1, 0, 1, 0])
+    np.testing.assert_array_equal(p, [0.4, 0.3, 0.2, 0.1])
+
+
 class _Holder:
     """Anything with ``grouped_statistic()`` stands in for the data (a sketch)."""
 

@@ -6,8 +6,14 @@ import numpy as np
 import pytest
 
 from skcal._kernels._binning import coarsen, scdl_level, soft_bin, uniform_bin_sums
-from skcal._kernels._flow import backtrack, dual_frontiers
-from skcal._kernels._interval import group_sorted, max_abs_interval_rows
+from skcal._kernels._flow import backtrack, dual_frontiers, smce_value
+from skcal._kernels._interval import (
+    group_sorted,
+    group_two_sorted,
+    max_abs_interval,
+    max_abs_interval_grouped,
+    max_abs_interval_rows,
+)
 
 MSG = "kernel argument shapes do not match"
 
@@ -171,3 +177,102 @@ def test_backtrack_rejects_mismatch():
         backtrack(B, d, np.zeros((2, 0)), np.empty(0))
     with pytest.raises(ValueError, match=MSG):
         backtrack(B, d, np.zeros((2, 1)), np.empty(1))
+
+
+def _grouped_args(K=4):
+    values = np.linspace(0.1, 0.9, K)
+    return [values, np.ones(K), np.full(K, 0.5), float(K)]
+
+
+def test_smce_value_checks_shapes():
+    values, weights, positives, total = _grouped_args()
+    assert np.isfinite(smce_value(values, weights, positives, total, np.empty(8)))
+    with pytest.raises(ValueError, match=MSG):
+        smce_value(values, weights, positives, total, np.empty(7))
+    with pytest.raises(ValueError, match=MSG):
+        smce_value(values, weights[:3].copy(), positives, total, np.empty(8))
+    with pytest.raises(ValueError, match=MSG):
+        smce_value(values, weights, positives[:3].copy(), total, np.empty(8))
+    empty = np.empty(0)
+    with pytest.raises(ValueError, match=MSG):
+        smce_value(empty, empty, empty, 1.0, empty)
+
+
+def test_max_abs_interval_grouped_checks_shapes():
+    values, weights, positives, total = _grouped_args()
+    max_abs_interval_grouped(values, weights, positives, total)
+    with pytest.raises(ValueError, match=MSG):
+        max_abs_interval_grouped(values, weights[:3].copy(), positives, total)
+    with pytest.raises(ValueError, match=MSG):
+        max_abs_interval_grouped(values, weights, positives[:3].copy(), total)
+
+
+def test_group_two_sorted_checks_shapes():
+    p0, p1 = np.array([0.1, 0.2]), np.array([0.2])
+    out = [np.empty(3), np.empty(3), np.empty(3)]
+    assert group_two_sorted(p0, p1, *out) == 2
+    for index in range(3):
+        short = [np.empty(3), np.empty(3), np.empty(3)]
+        short[index] = np.empty(2)
+        with pytest.raises(ValueError, match=MSG):
+            group_two_sorted(p0, p1, *short)
+
+
+def _two_class_cases(rng, count):
+    """Unit-weight 0/1 data: ties, ends, -0.0, n = 1, one class, empty sides."""
+    for i in range(count):
+        n = int(rng.integers(1, 40)) if i % 10 else 1
+        grid = [rng.random(n), rng.integers(0, 5, n) / 4.0, np.full(n, rng.random())][i % 3]
+        p = np.where(rng.random(n) < 0.1, -0.0, grid)
+        y = [rng.integers(0, 2, n), np.zeros(n, int), np.ones(n, int)][(i // 3) % 3]
+        yield y.astype(float), p
+
+
+def test_group_two_sorted_equals_group_sorted_bit_for_bit():
+    rng = np.random.default_rng(7)
+    for y, p in _two_class_cases(rng, 400):
+        n = p.shape[0]
+        slow = [np.empty(n), np.empty(n), np.empty(n)]
+        k = group_sorted(p, y, np.ones(n), np.argsort(p, kind="stable"), *slow)
+        fast = [np.empty(n), np.empty(n), np.empty(n)]
+        k2 = group_two_sorted(np.sort(p[y == 0]), np.sort(p[y == 1]), *fast)
+        assert k2 == k
+        for a, b in zip(slow, fast):
+            # bit for bit, the sign of zero included
+            assert a[:k].tobytes() == b[:k].tobytes(), (y, p)
+        assert not np.signbit(fast[0][:k]).any()
+
+
+def test_smce_value_matches_the_frontier_backtrack():
+    # the forward-pass value against the frontier-and-backtrack value of the
+    # same dual (its own test compares that one with the LP of reference.py)
+    rng = np.random.default_rng(8)
+    for i in range(400):
+        n = int(rng.integers(1, 50))
+        values = np.unique(np.round(rng.random(n), 2 if i % 2 else 6))
+        K = values.shape[0]
+        weights = rng.random(K) + (i % 3 == 0)
+        positives = weights * rng.choice([0.0, 1.0, rng.random()], K)
+        total = float(weights.sum())
+        B = np.cumsum((positives - values * weights) / total)
+        d = np.diff(values)
+        front = np.empty((2, max(K - 1, 0)))
+        empty = np.empty(0)
+        dual_frontiers(B, d, empty, np.empty((2, 2 * K)), empty, front, empty)
+        expected = backtrack(B, d, front, empty)
+        got = smce_value(values, weights, positives, total, np.empty(2 * K))
+        assert got == pytest.approx(expected, abs=1e-14)
+
+
+def test_max_abs_interval_grouped_equals_it_on_residuals():
+    rng = np.random.default_rng(9)
+    for _i in range(300):
+        K = int(rng.integers(1, 30))
+        values = np.sort(rng.random(K))
+        weights = rng.random(K)
+        positives = weights * (rng.random(K) < 0.5)
+        total = float(weights.sum())
+        residuals = (positives - values * weights) / total
+        assert max_abs_interval_grouped(values, weights, positives, total) == (
+            max_abs_interval(residuals)
+        )

@@ -16,3 +16,10 @@ def backtrack(
     front: NDArray[np.float64],
     x: NDArray[np.float64],
 ) -> float: ...
+def smce_value(
+    values: NDArray[np.float64],
+    weights: NDArray[np.float64],
+    positives: NDArray[np.float64],
+    total: float,
+    heap: NDArray[np.float64],
+) -> float: ...

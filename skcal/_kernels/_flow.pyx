@@ -40,24 +40,29 @@ cdef inline void _need(bint ok, str what) except *:
 
 
 # 4-ary heaps: half the depth of binary ones, and the four children of a slot
-# (four 16-byte pairs) sit together in memory.
-cdef inline void _heap_push(double* h, Py_ssize_t n, double key, double weight) noexcept nogil:
-    """Insert (key, weight) into the min-heap of pairs h[:2n]."""
+# (four 16-byte pairs) sit together in memory. Pair i of a heap is at
+# h[i * step], h[i * step + 1]: step 2 grows a heap upwards from h, step -2
+# downwards, so the two sides can share one buffer from its two ends (they
+# hold at most one breakpoint per step between them).
+cdef inline void _heap_push(
+    double* h, Py_ssize_t n, double key, double weight, Py_ssize_t step
+) noexcept nogil:
+    """Insert (key, weight) into the min-heap of pairs 0..n-1."""
     cdef Py_ssize_t parent
     while n > 0:
         parent = (n - 1) >> 2
-        if h[2 * parent] <= key:
+        if h[parent * step] <= key:
             break
-        h[2 * n] = h[2 * parent]
-        h[2 * n + 1] = h[2 * parent + 1]
+        h[n * step] = h[parent * step]
+        h[n * step + 1] = h[parent * step + 1]
         n = parent
-    h[2 * n] = key
-    h[2 * n + 1] = weight
+    h[n * step] = key
+    h[n * step + 1] = weight
 
 
-cdef inline void _heap_pop(double* h, Py_ssize_t n) noexcept nogil:
-    """Remove the root of the min-heap of pairs h[:2n], n >= 1."""
-    cdef double key = h[2 * n - 2], weight = h[2 * n - 1], least
+cdef inline void _heap_pop(double* h, Py_ssize_t n, Py_ssize_t step) noexcept nogil:
+    """Remove the root of the min-heap of pairs 0..n-1, n >= 1."""
+    cdef double key = h[(n - 1) * step], weight = h[(n - 1) * step + 1], least
     cdef Py_ssize_t i = 0, first, last, j, child
     n -= 1
     while True:
@@ -66,18 +71,18 @@ cdef inline void _heap_pop(double* h, Py_ssize_t n) noexcept nogil:
             break
         last = first + 4 if first + 4 < n else n
         child = first
-        least = h[2 * first]
+        least = h[first * step]
         for j in range(first + 1, last):
-            if h[2 * j] < least:
-                least = h[2 * j]
+            if h[j * step] < least:
+                least = h[j * step]
                 child = j
         if key <= least:
             break
-        h[2 * i] = least
-        h[2 * i + 1] = h[2 * child + 1]
+        h[i * step] = least
+        h[i * step + 1] = h[child * step + 1]
         i = child
-    h[2 * i] = key
-    h[2 * i + 1] = weight
+    h[i * step] = key
+    h[i * step + 1] = weight
 
 
 cdef inline Py_ssize_t _lower_bound(
@@ -199,10 +204,10 @@ def dual_frontiers(
                 break
             # weight 2 d_k at B_k; at exactly 0 it joins the barrier
             if B[k] < 0.0:
-                _heap_push(h[0], size[0], B[k], 2.0 * d[k])
+                _heap_push(h[0], size[0], B[k], 2.0 * d[k], 2)
                 size[0] += 1
             elif B[k] > 0.0:
-                _heap_push(h[1], size[1], -B[k], 2.0 * d[k])
+                _heap_push(h[1], size[1], -B[k], 2.0 * d[k], 2)
                 size[1] += 1
             if witness:
                 _fenwick_add(fen, K, slot[2], 2.0 * d[k])
@@ -222,7 +227,7 @@ def dual_frontiers(
                         h[s][1] = m - need
                         m = need
                     else:
-                        _heap_pop(h[s], size[s])
+                        _heap_pop(h[s], size[s], 2)
                         size[s] -= 1
                     if witness:
                         slot[s] = _lower_bound(pos, K, front[s, k], slot[s])
@@ -267,3 +272,83 @@ def backtrack(
                 x[k] = min(max(pk, x[k + 1] - d[k]), x[k + 1] + d[k])
         total += fabs(g_next)
     return total
+
+
+def smce_value(
+    const double[::1] values,           # IN  (K,) distinct predictions, increasing
+    const double[::1] weights,          # IN  (K,) weight per value
+    const double[::1] positives,        # IN  (K,) positive weight per value
+    double total,                       # IN  weights.sum(), positive
+    double[::1] heap,                   # OUT (2K,) work: both sides' (key, weight) pairs
+):
+    """smCE of a grouped statistic by the forward pass alone (no witness).
+
+    The residuals b_k = (P_k - v_k W_k) / total, their prefix sums B_k and
+    the gaps d_k are formed on the fly, as ``np.cumsum`` and ``np.diff``
+    would. No frontier is stored and nothing is backtracked: the barrier
+    keeps 0 inside every [L_k, R_k], where the clip leaves chi unchanged, so
+
+        chi_{K-1}(0) = sum_{k<K} d_k |B_k|,
+
+    and the value chi_{K-1}(B_K) integrates the slope from 0 to B_K. On the
+    side of B_K's sign the slope is 1 - (weight beyond t) (right) or
+    -1 + (weight below t) (left), as the total weight is 2, hence
+
+        smCE = chi_{K-1}(0) + |B_K| - sum_j w_j min(|x_j|, |B_K|)
+
+    over the breakpoints x_j left on that side: one scan of its heap. The
+    two heaps share ``heap``, the left one growing up from its start and
+    the right one down from its end, as they hold at most K - 1 pairs in
+    all. Extra memory: 16 bytes per distinct value.
+    """
+    cdef Py_ssize_t K = values.shape[0]
+    cdef double* h[2]
+    cdef Py_ssize_t size[2]
+    cdef Py_ssize_t k, s, j
+    cdef double B = 0.0, d, need, m, chi0 = 0.0, absB, x, acc = 0.0
+    _need(K >= 1, "values must not be empty")
+    _need(weights.shape[0] == K and positives.shape[0] == K,
+          "values, weights and positives must have one length")
+    _need(heap.shape[0] >= 2 * K, "heap needs 2 len(values) entries")
+    h[0] = &heap[0]
+    h[1] = &heap[2 * K - 2]
+    size[0] = 0
+    size[1] = 0
+    with nogil:
+        for k in range(K - 1):
+            B += (positives[k] - values[k] * weights[k]) / total
+            d = values[k + 1] - values[k]
+            chi0 += d * fabs(B)
+            # weight 2 d at B; at exactly 0 it joins the barrier
+            if B < 0.0:
+                _heap_push(h[0], size[0], B, 2.0 * d, 2)
+                size[0] += 1
+            elif B > 0.0:
+                _heap_push(h[1], size[1], -B, 2.0 * d, -2)
+                size[1] += 1
+            # clip: weight d off each end; an empty side takes from the barrier
+            for s in range(2):
+                need = d
+                while size[s] > 0:
+                    m = h[s][1]
+                    if m > need:
+                        h[s][1] = m - need
+                        break
+                    _heap_pop(h[s], size[s], 2 if s == 0 else -2)
+                    size[s] -= 1
+                    need -= m
+                    if need <= 0.0:
+                        break
+        B += (positives[K - 1] - values[K - 1] * weights[K - 1]) / total
+        absB = fabs(B)
+        if B != 0.0:
+            s = 0 if B < 0.0 else 1
+            for j in range(size[s]):
+                # keys are B_j on the left and -B_j on the right: |x_j| = |key|
+                if s == 0:
+                    x = fabs(h[0][2 * j])
+                    acc += h[0][2 * j + 1] * (x if x < absB else absB)
+                else:
+                    x = fabs(h[1][-2 * j])
+                    acc += h[1][-2 * j + 1] * (x if x < absB else absB)
+    return chi0 + absB - acc

@@ -10,6 +10,19 @@ def group_sorted(
     wsum: NDArray[np.float64],
     wysum: NDArray[np.float64],
 ) -> int: ...
+def group_two_sorted(
+    p0: NDArray[np.float64],
+    p1: NDArray[np.float64],
+    values: NDArray[np.float64],
+    wsum: NDArray[np.float64],
+    wysum: NDArray[np.float64],
+) -> int: ...
+def max_abs_interval_grouped(
+    values: NDArray[np.float64],
+    weights: NDArray[np.float64],
+    positives: NDArray[np.float64],
+    total: float,
+) -> tuple[float, int, int, int]: ...
 def max_abs_interval(b: NDArray[np.float64]) -> tuple[float, int, int, int]: ...
 def max_abs_interval_rows(
     v: NDArray[np.float64],

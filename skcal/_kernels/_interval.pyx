@@ -33,13 +33,90 @@ def group_sorted(
             v = p[j]
             if k < 0 or v != last:
                 k += 1
-                values[k] = v
+                values[k] = v + 0.0     # -0.0 and 0.0 group as +0.0
                 wsum[k] = 0.0
                 wysum[k] = 0.0
                 last = v
             wsum[k] += w[j]
             wysum[k] += w[j] * y[j]
     return k + 1
+
+
+def group_two_sorted(
+    const double[::1] p0,               # IN  predictions of the negatives, sorted
+    const double[::1] p1,               # IN  predictions of the positives, sorted
+    double[::1] values,                 # OUT distinct sorted p (first k used)
+    double[::1] wsum,                   # OUT count per distinct value
+    double[::1] wysum,                  # OUT count of positives per distinct value
+):
+    """Merge two sorted runs into distinct values with counts; return k.
+
+    The unit-weight, 0/1-label case of ``group_sorted``: the counts are
+    exact integers in float64, so it gives that kernel's output bit for bit
+    from two value sorts instead of one argsort.
+    """
+    cdef Py_ssize_t n0 = p0.shape[0], n1 = p1.shape[0]
+    cdef Py_ssize_t i = 0, j = 0, k = -1
+    cdef double v, last = 0.0
+    cdef bint positive
+    _need(values.shape[0] >= n0 + n1 and wsum.shape[0] >= n0 + n1
+          and wysum.shape[0] >= n0 + n1,
+          "values, wsum and wysum need room for len(p0) + len(p1) entries")
+    with nogil:
+        while i < n0 or j < n1:
+            positive = i >= n0 or (j < n1 and p1[j] < p0[i])
+            if positive:
+                v = p1[j]
+                j += 1
+            else:
+                v = p0[i]
+                i += 1
+            if k < 0 or v != last:
+                k += 1
+                values[k] = v + 0.0     # -0.0 and 0.0 group as +0.0
+                wsum[k] = 0.0
+                wysum[k] = 0.0
+                last = v
+            wsum[k] += 1.0
+            if positive:
+                wysum[k] += 1.0
+    return k + 1
+
+
+def max_abs_interval_grouped(
+    const double[::1] values,           # IN  distinct predictions, increasing
+    const double[::1] weights,          # IN  weight per value
+    const double[::1] positives,        # IN  positive weight per value
+    double total,                       # IN  weights.sum(), positive
+):
+    """``max_abs_interval`` of the residuals ``(positives - values * weights) / total``.
+
+    The residuals are formed on the fly, exactly as numpy forms them, so
+    nothing of size K is allocated.
+    """
+    cdef Py_ssize_t n = values.shape[0]
+    cdef Py_ssize_t i, imax = 0, imin = 0
+    cdef double s = 0.0, smax = 0.0, smin = 0.0
+    _need(weights.shape[0] == n and positives.shape[0] == n,
+          "values, weights and positives must have one length")
+    with nogil:
+        for i in range(n):
+            s += (positives[i] - values[i] * weights[i]) / total
+            if s > smax:
+                smax = s
+                imax = i + 1
+            elif s < smin:
+                smin = s
+                imin = i + 1
+    return _interval_result(smax, smin, imax, imin)
+
+
+cdef tuple _interval_result(double smax, double smin, Py_ssize_t imax, Py_ssize_t imin):
+    if smax - smin <= 0.0:
+        return 0.0, 0, 0, 0
+    if imin < imax:
+        return smax - smin, imin, imax - 1, 1
+    return smax - smin, imax, imin - 1, -1
 
 
 def max_abs_interval(
@@ -64,11 +141,7 @@ def max_abs_interval(
             elif s < smin:
                 smin = s
                 imin = i + 1
-    if smax - smin <= 0.0:
-        return 0.0, 0, 0, 0
-    if imin < imax:
-        return smax - smin, imin, imax - 1, 1
-    return smax - smin, imax, imin - 1, -1
+    return _interval_result(smax, smin, imax, imin)
 
 
 def max_abs_interval_rows(

@@ -3,7 +3,7 @@
 from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic
-from .._kernels._interval import max_abs_interval
+from .._kernels._interval import max_abs_interval_grouped
 from ._common import legacy_details_flag
 
 __all__ = ["cutoff_calibration_error", "cutoff_core"]
@@ -102,6 +102,8 @@ def cutoff_calibration_error(
 
 def cutoff_core(statistic):
     """``(value, (a, b), sign)`` of a grouped statistic; no validation."""
-    value, lo, hi, sign = max_abs_interval(statistic.residuals())
+    value, lo, hi, sign = max_abs_interval_grouped(
+        statistic.values, statistic.weights, statistic.positives, statistic.total
+    )
     values = statistic.values
     return float(value), (float(values[lo]), float(values[hi])), int(sign)

@@ -4,7 +4,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic
-from .._kernels._flow import backtrack, dual_frontiers
+from .._kernels._flow import backtrack, dual_frontiers, smce_value
 from ._common import legacy_details_flag
 
 __all__ = ["smce_core", "smooth_calibration_error"]
@@ -119,23 +119,33 @@ def smooth_calibration_error(
 def smce_core(statistic, witness=False):
     """smCE of a :class:`~skcal._grouped.GroupedStatistic`; no validation.
 
-    Returns the value, or ``(value, witness)`` with ``witness=True``.
+    Returns the value, or ``(value, witness)`` with ``witness=True``. The
+    value always comes from the forward pass alone (16 extra bytes per
+    distinct value, see ``smce_value`` in ``_flow.pyx``), so it is the same
+    number with or without the witness; the witness needs the frontiers
+    and a backtrack besides.
     """
     values = statistic.values
     n_points = values.shape[0]
+    value = float(
+        smce_value(
+            values,
+            statistic.weights,
+            statistic.positives,
+            statistic.total,
+            np.empty(2 * n_points),
+        )
+    )
+    if not witness:
+        return value
     # prefix sums of the grouped residuals b_k, and the Lipschitz budgets
     B = np.cumsum(statistic.residuals())
     d = np.diff(values)
-    if witness:
-        # the dual breakpoints sit at 0 and at B_1..B_{K-1} (see _flow.pyx)
-        positions = np.sort(np.concatenate(([0.0], B[:-1])))
-        tree = np.zeros(n_points + 1)
-        x = np.empty(n_points)
-    else:
-        positions = tree = x = np.empty(0)
+    # the dual breakpoints sit at 0 and at B_1..B_{K-1} (see _flow.pyx)
+    positions = np.sort(np.concatenate(([0.0], B[:-1])))
+    tree = np.zeros(n_points + 1)
+    x = np.empty(n_points)
     front = np.empty((2, n_points - 1))
     dual_frontiers(B, d, positions, np.empty((2, 2 * n_points)), tree, front, x)
-    value = float(backtrack(B, d, front, x))
-    if not witness:
-        return value
+    backtrack(B, d, front, x)
     return value, x
