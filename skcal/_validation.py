@@ -13,6 +13,8 @@ import numpy as np
 from scipy import sparse
 from sklearn.utils import check_array, column_or_1d
 
+from ._kernels._binning import checked_top_label
+
 __all__ = [
     "check_binary_calibration_input",
     "check_probability_matrix",
@@ -309,14 +311,17 @@ def check_probability_matrix(P, name="y_prob", input_dtype=None):
         atol = row_sum_tolerance(
             P.dtype if input_dtype is None else input_dtype, P.shape[1]
         )
-        sums = P.sum(axis=1)
-        bad = np.abs(sums - 1.0) > atol
-        if np.any(bad):
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"{name} rows must be probability vectors summing to 1 "
-                f"(within {atol:g}); row {i} sums to {float(sums[i])!r}."
-            )
+        _check_row_sums(P.sum(axis=1), atol, name)
+
+
+def _check_row_sums(sums, atol, name):
+    bad = np.abs(sums - 1.0) > atol
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{name} rows must be probability vectors summing to 1 "
+            f"(within {atol:g}); row {i} sums to {float(sums[i])!r}."
+        )
 
 
 
@@ -402,7 +407,24 @@ def check_binary_calibration_input(
         w = np.broadcast_to(1.0, y.shape[0])
     else:
         w = check_sample_weight(sample_weight, y.shape[0])
-    check_probability_matrix(P, input_dtype=input_dtype)
+    top = None
+    if (
+        P.ndim == 2
+        and P.shape[1] > 2
+        and multiclass != "raise"
+        and P_in.dtype == np.float64
+        and P_in.flags.c_contiguous
+    ):
+        # top-label input: check, sum and take the top label in one pass
+        n = P.shape[0]
+        conf, pred, sums = np.empty(n), np.empty(n, dtype=np.intp), np.empty(n)
+        if not checked_top_label(P_in, conf, pred, sums):
+            check_probability_matrix(P, input_dtype=input_dtype)  # raises
+        dtype = P.dtype if input_dtype is None else input_dtype
+        _check_row_sums(sums, row_sum_tolerance(dtype, P.shape[1]), "y_prob")
+        top = conf, pred
+    else:
+        check_probability_matrix(P, input_dtype=input_dtype)
     label_dtype = np.uint8 if compact else np.float64
 
     if P.ndim == 2 and P.shape[1] > 2:
@@ -412,7 +434,7 @@ def check_binary_calibration_input(
                 "multiclass='top-label' to measure top-label calibration."
             )
         classes = resolve_labels(y, labels, P.shape[1])
-        conf, pred = top_label(P_in)
+        conf, pred = top if top is not None else top_label(P_in)
         y_index = label_positions(classes, y)
         correct = (y_index == pred).astype(label_dtype)
         return correct, conf, w

@@ -5,7 +5,13 @@ also in the release build where Cython bounds checks are off)."""
 import numpy as np
 import pytest
 
-from skcal._kernels._binning import coarsen, scdl_level, soft_bin, uniform_bin_sums
+from skcal._kernels._binning import (
+    checked_top_label,
+    coarsen,
+    scdl_level,
+    soft_bin,
+    uniform_bin_sums,
+)
 from skcal._kernels._flow import backtrack, dual_frontiers, smce_value
 from skcal._kernels._interval import (
     group_sorted,
@@ -276,3 +282,35 @@ def test_max_abs_interval_grouped_equals_it_on_residuals():
         assert max_abs_interval_grouped(values, weights, positives, total) == (
             max_abs_interval(residuals)
         )
+
+
+def test_checked_top_label_matches_numpy():
+    # argmax (first maximum), row sums and the range check, on random
+    # matrices with ties, every width mod 4, and entries outside [0, 1]
+    rng = np.random.default_rng(10)
+    for i in range(400):
+        n, K = int(rng.integers(1, 8)), int(rng.integers(1, 14))
+        P = rng.integers(0, 4, (n, K)) / 4.0 if i % 2 else rng.random((n, K))
+        expect_ok = True
+        if i % 5 == 0:
+            P[rng.integers(n), rng.integers(K)] = rng.choice(
+                [np.nan, np.inf, -np.inf, -0.25, 1.5, -0.0]
+            )
+            expect_ok = bool(np.all((P >= 0) & (P <= 1)))
+        conf, pred, sums = np.empty(n), np.empty(n, dtype=np.intp), np.empty(n)
+        ok = checked_top_label(P, conf, pred, sums)
+        assert ok == expect_ok, P
+        if ok:
+            np.testing.assert_array_equal(pred, np.argmax(P, axis=1))
+            np.testing.assert_array_equal(conf, P.max(axis=1))
+            np.testing.assert_allclose(sums, P.sum(axis=1), rtol=1e-15, atol=1e-15)
+
+
+def test_checked_top_label_checks_shapes():
+    P = np.full((3, 4), 0.25)
+    with pytest.raises(ValueError, match=MSG):
+        checked_top_label(P, np.empty(2), np.empty(3, dtype=np.intp), np.empty(3))
+    with pytest.raises(ValueError, match=MSG):
+        checked_top_label(P, np.empty(3), np.empty(2, dtype=np.intp), np.empty(3))
+    with pytest.raises(ValueError, match=MSG):
+        checked_top_label(P, np.empty(3), np.empty(3, dtype=np.intp), np.empty(2))

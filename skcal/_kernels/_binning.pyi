@@ -16,3 +16,9 @@ def uniform_bin_sums(
     edges: NDArray[np.float64],
     sums: NDArray[np.float64],
 ) -> None: ...
+def checked_top_label(
+    P: NDArray[np.float64],
+    conf: NDArray[np.float64],
+    pred: NDArray[np.intp],
+    sums: NDArray[np.float64],
+) -> bool: ...

@@ -180,3 +180,65 @@ def uniform_bin_sums(
             wi = w[i]
             sums[k, 0] += wi
             sums[k, 1] += wi * (<double>y[i] - v)
+
+
+def checked_top_label(
+    const double[:, ::1] P,             # IN  (n, K) probabilities
+    double[::1] conf,                   # OUT (n,) largest entry per row
+    Py_ssize_t[::1] pred,               # OUT (n,) its column, ties to the lowest
+    double[::1] sums,                   # OUT (n,) row sums
+):
+    """Top label, row sums and the range check in one pass over ``P``.
+
+    Returns True when every entry is in [0, 1] (NaN is not). The matrix is
+    read once, where the range check, the row sums and ``np.argmax`` would
+    read it three times: on a large ``predict_proba`` output, memory
+    bandwidth is the whole cost.
+    """
+    cdef Py_ssize_t n = P.shape[0], K = P.shape[1], i, j, jj, jbest
+    cdef double x, best, least, s0, s1, s2, s3, s
+    cdef const double* row
+    cdef bint ok = True
+    _need(K >= 1, "P needs at least one column")
+    _need(conf.shape[0] == n and pred.shape[0] == n and sums.shape[0] == n,
+          "conf, pred and sums need one entry per row of P")
+    with nogil:
+        for i in range(n):
+            row = &P[i, 0]
+            best = least = row[0]
+            jbest = 0
+            # four running sums: one would wait on the previous addition
+            s0 = s1 = s2 = s3 = 0.0
+            j = 0
+            while j + 4 <= K:
+                s0 += row[j]
+                s1 += row[j + 1]
+                s2 += row[j + 2]
+                s3 += row[j + 3]
+                if row[j] > best or row[j + 1] > best or row[j + 2] > best or row[j + 3] > best:
+                    for jj in range(j, j + 4):
+                        if row[jj] > best:
+                            best = row[jj]
+                            jbest = jj
+                if row[j] < least or row[j + 1] < least or row[j + 2] < least or row[j + 3] < least:
+                    for jj in range(j, j + 4):
+                        if row[jj] < least:
+                            least = row[jj]
+                j += 4
+            while j < K:
+                x = row[j]
+                s0 += x
+                if x > best:
+                    best = x
+                    jbest = j
+                elif x < least:
+                    least = x
+                j += 1
+            s = (s0 + s1) + (s2 + s3)
+            conf[i] = best
+            pred[i] = jbest
+            sums[i] = s
+            # a NaN entry makes the sum NaN (and s != s); an infinity too
+            if not (least >= 0.0 and best <= 1.0 and s == s):
+                ok = False
+    return ok
