@@ -665,3 +665,48 @@ def exact_null_law_reference(function, p):
         value = round(float(function(np.array(outcome), np.asarray(p))), 12)
         law[value] = law.get(value, 0.0) + prob
     return law
+
+
+# --- calibration decision loss: the decision profile (skcal.metrics._cdl) --------
+
+
+def decision_profile_reference(statistic):
+    """The CDL decision profile ``h`` at its breakpoints, by difference arrays.
+
+    Breakpoints ``x`` (sorted, distinct, including 0, 1/2, 1) and ``h(x)``,
+    every point stored: the vectorised twin of ``decision_hull``.
+
+    Also returns the total weight. Zero-weight groups carry no mass in ``D``
+    and are dropped (their ``q`` is undefined).
+    """
+    values, wsum, wysum = statistic.values, statistic.weights, statistic.positives
+    total = statistic.total
+    nonzero = wsum > 0
+    v, wsum, wysum = values[nonzero], wsum[nonzero], wysum[nonzero]
+    q = wysum / wsum
+    pi = wsum / total
+
+    x = np.unique(np.concatenate((v, q, [0.0, 0.5, 1.0])))
+    # Groups with q_k = v_k contribute nothing; skipping them keeps an exactly
+    # calibrated D at exactly zero instead of summation noise.
+    off = q != v
+    v, q, pi = v[off], q[off], pi[off]
+    up = q > v
+    # On [min(v_k, q_k), max(v_k, q_k)] group k adds pi_k |q_k - mu|, i.e.
+    # coef_k + slope_k * mu, entered as difference arrays over the points x;
+    # both ends are closed (the closed end at v_k is the tie rule of step 1),
+    # so the term stops one past the index of the right end.
+    coef = np.where(up, pi * q, -pi * q)
+    slope = np.where(up, -pi, pi)
+    start = np.searchsorted(x, np.minimum(v, q))
+    stop = np.searchsorted(x, np.maximum(v, q)) + 1
+    size = x.shape[0] + 1
+    active_coef = np.cumsum(
+        np.bincount(start, coef, size) - np.bincount(stop, coef, size)
+    )
+    active_slope = np.cumsum(
+        np.bincount(start, slope, size) - np.bincount(stop, slope, size)
+    )
+    # h >= 0 exactly; the cumulative sums can leave a negative rounding residue.
+    h = np.maximum(active_coef[:-1] + active_slope[:-1] * x, 0.0)
+    return x, h, total

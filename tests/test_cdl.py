@@ -8,6 +8,8 @@ from skcal import (
     calibration_fixed_decision_loss,
     maximum_swap_regret,
 )
+from skcal._grouped import group
+from skcal.metrics._cdl import _profile_hull, _upper_hull
 
 from cases import over_cases, random_case, random_cases, repeat_rows
 from reference import (
@@ -16,6 +18,7 @@ from reference import (
     cdl_sparse_lp,
     cdl_three_action_bruteforce,
     cfdl_bruteforce,
+    decision_profile_reference,
     prediction_swap_regret,
 )
 
@@ -285,3 +288,22 @@ def test_property_matches_dense_lp(rows):
     assert value == pytest.approx(cdl_dense_lp(y, p, w), abs=LP_TOL)
     s = calibration_fixed_decision_loss(y, p, sample_weight=w)
     assert s - 1e-15 <= value <= 2 * s + 1e-15
+
+
+@over_cases("case", random_cases(12, 300, max_n=60))
+def test_profile_hull_matches_the_stored_profile(case):
+    # the one-sweep hull against the profile by difference arrays: the same
+    # maximum, a majorant of every point, through points of the profile,
+    # and the same value of the majorant at 1/2 (up to rounding)
+    y, p, w = case
+    statistic = group(y, p, w)
+    x, h, _ = decision_profile_reference(statistic)
+    hull_x, hull_h, h_max, x_max = _profile_hull(statistic)
+    assert h_max == pytest.approx(h.max(), abs=1e-15)
+    assert h[np.searchsorted(x, x_max)] == pytest.approx(h_max, abs=1e-15)
+    assert np.all(np.isin(hull_x, x))
+    assert np.all(np.interp(x, hull_x, hull_h) >= h - 1e-15)
+    ref = _upper_hull(x, h)
+    assert np.interp(0.5, hull_x, hull_h) == pytest.approx(
+        np.interp(0.5, x[ref], h[ref]), abs=1e-15
+    )

@@ -14,6 +14,7 @@ from skcal._kernels._binning import (
 )
 from skcal._kernels._flow import backtrack, dual_frontiers, smce_value
 from skcal._kernels._interval import (
+    decision_hull,
     group_sorted,
     group_two_sorted,
     max_abs_interval,
@@ -314,3 +315,17 @@ def test_checked_top_label_checks_shapes():
         checked_top_label(P, np.empty(3), np.empty(2, dtype=np.intp), np.empty(3))
     with pytest.raises(ValueError, match=MSG):
         checked_top_label(P, np.empty(3), np.empty(3, dtype=np.intp), np.empty(2))
+
+
+def test_decision_hull_checks_shapes():
+    values, weights, positives, total = _grouped_args()
+    order = np.arange(4)
+    hull_x, hull_h, _, _ = decision_hull(values, weights, positives, total, order)
+    assert hull_x[0] == 0.0 and hull_x[-1] == 1.0 and hull_h.shape == hull_x.shape
+    for index in range(3):
+        args = [values, weights, positives]
+        args[index] = args[index][:3].copy()
+        with pytest.raises(ValueError, match=MSG):
+            decision_hull(*args, total, order)
+    with pytest.raises(ValueError, match=MSG):
+        decision_hull(values, weights, positives, total, order[:3].copy())

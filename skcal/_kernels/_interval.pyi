@@ -34,3 +34,10 @@ def max_abs_interval_rows(
     upper: NDArray[np.float64],
     sign: NDArray[np.int8],
 ) -> None: ...
+def decision_hull(
+    values: NDArray[np.float64],
+    weights: NDArray[np.float64],
+    positives: NDArray[np.float64],
+    total: float,
+    q_order: NDArray[np.intp],
+) -> tuple[NDArray[np.float64], NDArray[np.float64], float, float]: ...

@@ -1,9 +1,14 @@
-# Contiguous-run kernels over sorted predictions: grouping ties and the worst
-# interval (maximum |sum| over contiguous runs). Callers validate and sort.
+# Kernels over sorted predictions: grouping ties, the worst interval (maximum
+# |sum| over contiguous runs) and the hull of the decision profile of the
+# calibration decision loss. Callers validate and sort.
 # Every kernel checks its argument shapes at entry (O(1)) and raises
 # ValueError on a mismatch rather than reading or writing out of bounds;
 # the contents (that ``order`` holds indices in range) are the caller's.
 
+
+import numpy as np
+
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 
 cdef inline void _need(bint ok, str what) except *:
     if not ok:
@@ -213,3 +218,144 @@ def max_abs_interval_rows(
                 lower[k] = v[k, order[k, imax]]
                 upper[k] = v[k, order[k, imin - 1]]
                 sign[k] = -1
+
+
+cdef inline bint _below_chord(
+    double xj, double hj, double xk, double hk, double xi, double hi
+) noexcept nogil:
+    """Whether (xk, hk) lies on or below the chord from (xj, hj) to (xi, hi)."""
+    return (xk - xj) * (hi - hj) - (hk - hj) * (xi - xj) >= 0.0
+
+
+def decision_hull(
+    const double[::1] values,           # IN  (K,) distinct predictions v_k, increasing
+    const double[::1] weights,          # IN  (K,) weight W_k per value
+    const double[::1] positives,        # IN  (K,) positive weight P_k per value
+    double total,                       # IN  weights.sum(), positive
+    const Py_ssize_t[::1] q_order,      # IN  (K,) argsort of q = P / W (zero W last)
+):
+    """The upper hull of the decision profile ``h`` and its first maximum.
+
+    ``h(mu) = sum_k pi_k |q_k - mu| 1{mu in [min(v_k, q_k), max(v_k, q_k)]}``
+    (module docstring of ``skcal/metrics/_cdl.py``), with ``pi_k = W_k /
+    total`` and ``q_k = P_k / W_k``, at the points ``{v_k} | {q_k} | {0,
+    1/2, 1}`` of groups of positive weight. One sweep merges the two sorted
+    streams (the values in order, the rates in ``q_order``) with the three
+    constants, keeps the active sums of ``pi_k q_k`` and ``pi_k`` (a term
+    starts at its left end and stops after its right end, both closed),
+    clips ``h`` at 0 and pushes each point through Andrew's monotone chain:
+    neither the points nor ``h`` are stored, only the hull (a stack that
+    grows as needed: a few vertices on real data, K at worst).
+
+    Returns ``(hull_x, hull_h, h_max, x_max)``, ``x_max`` the first point
+    where ``h`` is largest.
+    """
+    cdef Py_ssize_t K = values.shape[0]
+    cdef Py_ssize_t i = 0, jq = 0, c = 0, size = 0, capacity = 64
+    cdef double consts[3]
+    cdef double x, v, q, pi, coef = 0.0, slope = 0.0, stop_coef = 0.0, stop_slope = 0.0
+    cdef double h, h_max = -1.0, x_max = 0.0, head
+    cdef double* hx
+    cdef double* hh
+    cdef double* grown
+    cdef Py_ssize_t g
+    cdef double[::1] out_x, out_h
+    _need(weights.shape[0] == K and positives.shape[0] == K and q_order.shape[0] == K,
+          "values, weights, positives and q_order must have one length")
+    consts[0] = 0.0
+    consts[1] = 0.5
+    consts[2] = 1.0
+    hx = <double*> PyMem_Malloc(capacity * sizeof(double))
+    hh = <double*> PyMem_Malloc(capacity * sizeof(double))
+    if hx == NULL or hh == NULL:
+        PyMem_Free(hx)
+        PyMem_Free(hh)
+        raise MemoryError()
+    try:
+        while True:
+            # skip zero-weight groups in both streams
+            while i < K and weights[i] <= 0.0:
+                i += 1
+            while jq < K and weights[q_order[jq]] <= 0.0:
+                jq += 1
+            if i >= K and jq >= K and c >= 3:
+                break
+            x = 2.0
+            if i < K:
+                x = values[i]
+            if jq < K:
+                g = q_order[jq]
+                head = positives[g] / weights[g]
+                if head < x:
+                    x = head
+            if c < 3 and consts[c] < x:
+                x = consts[c]
+            # the terms whose right end was the previous point stop now
+            coef -= stop_coef
+            slope -= stop_slope
+            stop_coef = stop_slope = 0.0
+            while i < K and (weights[i] <= 0.0 or values[i] == x):
+                if weights[i] > 0.0:
+                    v = values[i]
+                    q = positives[i] / weights[i]
+                    pi = weights[i] / total
+                    if q > v:       # up: starts at v
+                        coef += pi * q
+                        slope -= pi
+                    elif q < v:     # down: stops after v
+                        stop_coef -= pi * q
+                        stop_slope += pi
+                i += 1
+            while jq < K:
+                g = q_order[jq]
+                if weights[g] <= 0.0:
+                    jq += 1
+                    continue
+                q = positives[g] / weights[g]
+                if q != x:
+                    break
+                v = values[g]
+                pi = weights[g] / total
+                if q < v:           # down: starts at q
+                    coef -= pi * q
+                    slope += pi
+                elif q > v:         # up: stops after q
+                    stop_coef += pi * q
+                    stop_slope -= pi
+                jq += 1
+            while c < 3 and consts[c] == x:
+                c += 1
+            h = coef + slope * x
+            if not h > 0.0:
+                h = 0.0
+            if h > h_max:
+                h_max = h
+                x_max = x
+            while size >= 2 and _below_chord(
+                hx[size - 2], hh[size - 2], hx[size - 1], hh[size - 1], x, h
+            ):
+                size -= 1
+            if size == capacity:
+                capacity *= 2
+                grown = <double*> PyMem_Realloc(hx, capacity * sizeof(double))
+                if grown == NULL:
+                    raise MemoryError()
+                hx = grown
+                grown = <double*> PyMem_Realloc(hh, capacity * sizeof(double))
+                if grown == NULL:
+                    raise MemoryError()
+                hh = grown
+            hx[size] = x
+            hh[size] = h
+            size += 1
+        hull_x = np.empty(size)
+        hull_h = np.empty(size)
+        out_x = hull_x
+        out_h = hull_h
+        for g in range(size):
+            out_x[g] = hx[g]
+            out_h[g] = hh[g]
+    finally:
+        PyMem_Free(hx)
+        PyMem_Free(hh)
+    return hull_x, hull_h, h_max, x_max

@@ -52,16 +52,18 @@ Derivation of the closed form
    with ``S = max h``, ``S <= CDL <= 2 S``.
 4. *Computation.* ``h`` is linear between consecutive points of
    ``{v_k} | {q_k} | {0, 1/2, 1}`` and takes its upper semicontinuous values
-   there, so it is evaluated at those points (difference arrays over the
-   intervals) and the majorant is their upper convex hull: O(K log K)
-   after the sort, no LP. ``tests/reference.py`` checks this against the
-   dense menu LP of Hu and Wu, Theorem 3.11 written straight from the theorem.
+   there, so it is evaluated at those points (one sweep keeping the sums
+   of the active terms) and the majorant is their upper convex hull, built
+   in the same sweep: O(K log K) after the sort, no LP.
+   ``tests/reference.py`` checks this against the dense menu LP of Hu and
+   Wu, Theorem 3.11 written straight from the theorem.
 """
 
 import numpy as np
 from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic
+from .._kernels._interval import decision_hull
 from ._common import legacy_details_flag
 
 __all__ = [
@@ -75,45 +77,6 @@ __all__ = [
 # Stop the vectorised pruning of non-hull points once a pass removes fewer
 # than this fraction; the few points left go through the exact sequential scan.
 _PRUNE_STALL = 0.1
-
-
-def _decision_profile(statistic):
-    """Breakpoints ``x`` (sorted, distinct, including 0, 1/2, 1) and ``h(x)``.
-
-    Also returns the total weight. Zero-weight groups carry no mass in ``D``
-    and are dropped (their ``q`` is undefined).
-    """
-    values, wsum, wysum = statistic.values, statistic.weights, statistic.positives
-    total = statistic.total
-    nonzero = wsum > 0
-    v, wsum, wysum = values[nonzero], wsum[nonzero], wysum[nonzero]
-    q = wysum / wsum
-    pi = wsum / total
-
-    x = np.unique(np.concatenate((v, q, [0.0, 0.5, 1.0])))
-    # Groups with q_k = v_k contribute nothing; skipping them keeps an exactly
-    # calibrated D at exactly zero instead of summation noise.
-    off = q != v
-    v, q, pi = v[off], q[off], pi[off]
-    up = q > v
-    # On [min(v_k, q_k), max(v_k, q_k)] group k adds pi_k |q_k - mu|, i.e.
-    # coef_k + slope_k * mu, entered as difference arrays over the points x;
-    # both ends are closed (the closed end at v_k is the tie rule of step 1),
-    # so the term stops one past the index of the right end.
-    coef = np.where(up, pi * q, -pi * q)
-    slope = np.where(up, -pi, pi)
-    start = np.searchsorted(x, np.minimum(v, q))
-    stop = np.searchsorted(x, np.maximum(v, q)) + 1
-    size = x.shape[0] + 1
-    active_coef = np.cumsum(
-        np.bincount(start, coef, size) - np.bincount(stop, coef, size)
-    )
-    active_slope = np.cumsum(
-        np.bincount(start, slope, size) - np.bincount(stop, slope, size)
-    )
-    # h >= 0 exactly; the cumulative sums can leave a negative rounding residue.
-    h = np.maximum(active_coef[:-1] + active_slope[:-1] * x, 0.0)
-    return x, h, total
 
 
 def _upper_hull(x, h):
@@ -297,19 +260,34 @@ def calibration_decision_loss(
     return cdl_core(statistic, details=return_details)
 
 
+def _profile_hull(statistic):
+    """``(hull_x, hull_h, max h, first maximiser)`` of the decision profile.
+
+    One sweep (``decision_hull`` in ``_kernels/_interval.pyx``) after an
+    argsort of the outcome rates ``q``: the points and ``h`` are never
+    stored, so beyond the statistic it takes 16 bytes per distinct value
+    (``q`` and its order) and the hull.
+    """
+    weights, positives = statistic.weights, statistic.positives
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = positives / weights  # NaN (sorted last) where the weight is 0
+    order = np.argsort(q)
+    del q
+    return decision_hull(statistic.values, weights, positives, statistic.total, order)
+
+
 def cdl_core(statistic, details=False):
     """CDL of a grouped statistic (and its Bunch of details); no validation."""
-    x, h, _ = _decision_profile(statistic)
-    value, kinks, sizes = _cdl_from_profile(x, h)
+    hull_x, hull_h, h_max, x_max = _profile_hull(statistic)
+    value, kinks, sizes = _cdl_from_profile(hull_x, hull_h)
     if not details:
         return value
-    best = int(np.argmax(h))
     return value, Bunch(
         utility=_optimal_task(kinks, sizes),
         thresholds=kinks,
-        lower_bound=float(h[best]),
-        upper_bound=2.0 * float(h[best]),
-        threshold=float(x[best]),
+        lower_bound=h_max,
+        upper_bound=2.0 * h_max,
+        threshold=x_max,
     )
 
 
@@ -473,6 +451,5 @@ def calibration_fixed_decision_loss(
 
 def fixed_decision_loss_core(statistic):
     """``(S, maximising threshold)`` of a grouped statistic; no validation."""
-    x, h, _ = _decision_profile(statistic)
-    best = int(np.argmax(h))
-    return float(h[best]), float(x[best])
+    _, _, h_max, x_max = _profile_hull(statistic)
+    return h_max, x_max
