@@ -19,6 +19,7 @@ import numbers
 import numpy as np
 from sklearn.base import (
     BaseEstimator,
+    OneToOneFeatureMixin,
     TransformerMixin,
 )
 from sklearn.frozen import FrozenEstimator
@@ -27,6 +28,7 @@ from sklearn.utils import check_array, check_random_state, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, indexable
 
+from ._compat import _check_feature_names
 from ._meta import _HeldOutProbaMetaEstimator
 from ._validation import (
     check_binary_calibration_input,
@@ -339,7 +341,7 @@ def _hard_binned_scdl(y, p, w):
     return previous, m, previous
 
 
-class SCDLRounding(TransformerMixin, BaseEstimator):
+class SCDLRounding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Round predictions to the ``1/m`` grid, with ``m`` chosen from SCDL.
 
     The rounding ``tau_m`` of Definition 4.1 of Bairaktari et al.: a prediction
@@ -380,6 +382,11 @@ class SCDLRounding(TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
+    n_features_in_ : int
+        1 for a 1-D ``X``, 2 for two columns.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Column names of a data frame ``X``, if it had string names; the
+        output keeps them (:meth:`get_feature_names_out`, ``set_output``).
     m_ : int
         The grid size used. For exactly calibrated data ``m*`` is not found
         below ``2**40`` and ``m_ = 2**40``: rounding then moves predictions
@@ -457,6 +464,7 @@ class SCDLRounding(TransformerMixin, BaseEstimator):
             raise ValueError(
                 "SCDLRounding requires y to be passed, but the target y is None."
             )
+        _check_feature_names(self, X, reset=True)
         y, p, w = check_binary_calibration_input(
             y, X, sample_weight, multiclass="raise"
         )
@@ -474,6 +482,7 @@ class SCDLRounding(TransformerMixin, BaseEstimator):
             else:
                 m_star = m
                 scdl_m = soft_binned_cdl(y, p, sample_weight=w, m=m, multiclass="raise")
+        self.n_features_in_ = 1 if np.ndim(X) == 1 else 2
         self.m_ = m_star
         self.scdl_ = float(scdl)
         self.scdl_m_ = float(scdl_m)
@@ -528,6 +537,7 @@ class SCDLRounding(TransformerMixin, BaseEstimator):
             ``[1 - p', p']``.
         """
         check_is_fitted(self)
+        _check_feature_names(self, X, reset=False)
         p, two_columns = self._check_prob(X)
         lower, upper, prob_upper = self._distribution(p)
         if self.rounding == "random":

@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
+    OneToOneFeatureMixin,
     TransformerMixin,
     clone,
 )
@@ -32,6 +33,7 @@ from sklearn.utils import check_random_state, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexable
 
+from ._compat import _check_feature_names
 from ._kernels._interval import max_abs_interval_rows
 from ._meta import _AlreadyFitted, _HeldOutProbaMetaEstimator
 from ._validation import (
@@ -546,7 +548,7 @@ def _fit_recalibrator(recalibrator, P, y, w):
 # --- the recalibrator ------------------------------------------------------------
 
 
-class UtilityPatchingRecalibrator(TransformerMixin, BaseEstimator):
+class UtilityPatchingRecalibrator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Recalibrate probability vectors by patching the worst utility bias.
 
     Algorithm 1 of Hegazy et al. (Appendix A, "Iterative Patching for Utility
@@ -664,6 +666,9 @@ callable, default=None
     n_features_in_ : int
         Number of columns of the fitted probability matrix (1 for a 1-D
         binary input).
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Column names of a data frame ``P``, if it had string names; the
+        output keeps them (:meth:`get_feature_names_out`, ``set_output``).
     init_ : None, fitted recalibrator or callable
         The warm start applied before the patches.
     patches_ : list of Patch
@@ -875,6 +880,12 @@ callable, default=None
             return P, None
         if not callable(getattr(init, "fit", None)):
             return self._check_P(init(P.copy()), name="init(P)")[0], init
+        if init_cv is not None and P.shape[0] < init_cv:
+            n = P.shape[0]
+            raise ValueError(
+                f"init_cv={init_cv} folds need at least {init_cv} samples, "
+                f"got {n} sample{'' if n == 1 else 's'}."
+            )
         fitted = _fit_recalibrator(clone(init), P, y_index, w)
         if init_cv is None:
             start = fitted.predict_proba(P)
@@ -888,11 +899,6 @@ callable, default=None
                 if counts[counts > 0].min() >= init_cv
                 else KFold(init_cv, shuffle=True, random_state=rng)
             )
-            if P.shape[0] < init_cv:
-                raise ValueError(
-                    f"init_cv={init_cv} folds need at least {init_cv} samples, "
-                    f"got {P.shape[0]}."
-                )
             start = np.empty_like(P)
             for train, test in folds.split(P, y_index):
                 model = _fit_recalibrator(
@@ -902,6 +908,7 @@ callable, default=None
         return self._check_P(start, name="init.predict_proba(P)")[0], fitted
 
     def _fit(self, P, y, sample_weight):
+        _check_feature_names(self, P, reset=True)
         family = _check_family(self.family)
         max_iter = _check_max_iter(self.max_iter)
         tol = _check_tol(self.tol)
@@ -1123,6 +1130,7 @@ callable, default=None
             The recalibrated probabilities (1-D in, 1-D out).
         """
         check_is_fitted(self)
+        _check_feature_names(self, P, reset=False)
         P, one_d = self._check_P(P, n_columns=self.classes_.shape[0])
         init = getattr(self, "init_", None)
         if init is not None:

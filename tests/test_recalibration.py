@@ -41,6 +41,7 @@ from skcal import (
 )
 from skcal.recalibration import Patch, project_simplex
 
+from adapters import ProbabilityRows
 from reference import (
     brier_multiclass,
     patching_reference,
@@ -860,63 +861,21 @@ def test_classifier_errors():
 
 # --- scikit-learn conventions ---------------------------------------------------------
 
-_NOT_PROBABILITIES = (
-    "UtilityPatchingRecalibrator fits and transforms probability vectors (rows "
-    "in [0, 1] summing to 1); the check feeds arbitrary features. The same "
-    "properties (fit returns self, idempotence, pickling, subset and order "
-    "invariance, no mutation, sample weights) are tested on probabilities above."
-)
-_RECALIBRATOR_FAILED_CHECKS = [
-    "check_all_zero_sample_weights_error",
-    "check_dict_unchanged",
-    "check_dont_overwrite_parameters",
-    "check_dtype_object",
-    "check_estimators_dtypes",
-    "check_estimators_fit_returns_self",
-    "check_estimators_nan_inf",
-    "check_estimators_overwrite_params",
-    "check_estimators_pickle",
-    "check_f_contiguous_array_estimator",
-    "check_fit2d_1feature",
-    "check_fit2d_1sample",
-    "check_fit2d_predict1d",
-    "check_fit_check_is_fitted",
-    "check_fit_idempotent",
-    "check_fit_score_takes_y",
-    "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance",
-    "check_n_features_in",
-    "check_n_features_in_after_fitting",
-    "check_pipeline_consistency",
-    "check_positive_only_tag_during_fit",
-    "check_readonly_memmap_input",
-    "check_sample_weight_equivalence_on_dense_data",
-    "check_sample_weights_list",
-    "check_sample_weights_not_an_array",
-    "check_sample_weights_not_overwritten",
-    "check_sample_weights_shape",
-    "check_transformer_data_not_an_array",
-    "check_transformer_general",
-    "check_transformer_n_iter",
-    "check_transformer_preserve_dtypes",
-]
-
-
-def expected_failed_checks(estimator):
-    if isinstance(estimator, UtilityPatchingRecalibrator):
-        return dict.fromkeys(_RECALIBRATOR_FAILED_CHECKS, _NOT_PROBABILITIES)
-    return {}
-
-
+# The probability transformer meets the checks through an adapter that turns
+# their arbitrary features into probability rows (tests/adapters.py): every
+# check runs, and none is expected to fail.
 @parametrize_with_checks(
     [
-        UtilityPatchingRecalibrator(),
+        ProbabilityRows(UtilityPatchingRecalibrator()),
+        # random_state fixes the folds of the warm start's cross-fitting
+        ProbabilityRows(
+            UtilityPatchingRecalibrator("top-class", init="temperature", random_state=0)
+        ),
         RecalibratedClassifier(cv=3),
         RecalibratedClassifier(
             GaussianNB(), UtilityPatchingRecalibrator("top-class"), cv=3
         ),
     ],
-    expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
@@ -1131,3 +1090,23 @@ def test_sample_weight_with_metadata_routing():
             LogisticRegression().set_fit_request(sample_weight=True), rec, cv=3
         ).fit(X, y, sample_weight=w)
     assert_allclose(routed.predict_proba(X), plain.predict_proba(X))
+
+
+def test_feature_names_out_and_set_output():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(6)
+    P = rng.dirichlet(np.ones(3), 300)
+    y = rng.integers(0, 3, 300)
+    frame = pd.DataFrame(P, columns=["cat", "dog", "fish"])
+    rec = UtilityPatchingRecalibrator().set_output(transform="pandas").fit(frame, y)
+    np.testing.assert_array_equal(rec.feature_names_in_, ["cat", "dog", "fish"])
+    np.testing.assert_array_equal(rec.get_feature_names_out(), ["cat", "dog", "fish"])
+    out = rec.transform(frame)
+    assert list(out.columns) == ["cat", "dog", "fish"]
+    expected = UtilityPatchingRecalibrator().fit(P, y).transform(P)
+    np.testing.assert_array_equal(out.to_numpy(), expected)
+    with pytest.raises(ValueError, match="feature names should match"):
+        rec.transform(frame.rename(columns={"cat": "cow"}))
+    # fitted on an array: the default names
+    plain = UtilityPatchingRecalibrator().fit(P, y)
+    np.testing.assert_array_equal(plain.get_feature_names_out(), ["x0", "x1", "x2"])
