@@ -260,3 +260,51 @@ def test_scales_to_n_2_pow_14_in_seconds():
     assert time.perf_counter() - start < 30
     # the population value is 0.01; the sample's is close to it
     assert lower <= 0.01 + 0.02 and upper >= 0.01 - 0.02
+
+
+@pytest.mark.parametrize("stride", [64, 1])
+def test_sparse_grid_equals_the_full_grid(stride, monkeypatch):
+    # fine grids solved on the points next to the data (plus a coarse subset,
+    # none with stride 1, so that the column generation has work to do)
+    # against one solve on every grid point; the extended potentials are a
+    # dual certificate on the whole grid
+    monkeypatch.setattr(ldtc_module, "_SPARSE_GRID_STRIDE", stride)
+    rng = np.random.default_rng(21)
+    calls = []
+    solve = ldtc_module._solve_on_grid
+    monkeypatch.setattr(
+        ldtc_module, "_solve_on_grid", lambda *a: calls.append(a[3].shape[0]) or solve(*a)
+    )
+    for i in range(12):
+        n = int(rng.integers(1, 40))
+        m = int(rng.choice([300, 700, 1500]))
+        y, p, w = random_case(rng, n)
+        g = group(y, p, w)
+        values, mass0, mass1 = g.values, g.weights - g.positives, g.positives
+        u = np.linspace(0, 1, m + 1)
+        value, psi = ldtc_module._solve_on_sparse_grid(values, mass0, mass1, u)
+        full, _ = solve(values, mass0, mass1, u)
+        assert value == pytest.approx(full, abs=1e-9), (i, n, m)
+        assert np.all((1 - u) * psi[0] + u * psi[1] <= 1e-9)
+        assert ldtc_dual_objective(y, p, w, u, psi) == pytest.approx(value, abs=1e-8)
+    # the sub-grids were smaller than the grids, and some needed more solves
+    assert min(calls) < 300
+    if stride == 1:
+        assert len(calls) > 12
+
+
+def test_fine_grid_scales_with_the_data(monkeypatch):
+    # issue 15: grid=10_000 at n=200 took 27 s (and 100_000 minutes and 2 GB);
+    # the sparse solve depends on the occupied cells. Not a timing assertion:
+    # the size of the largest program solved is what is checked.
+    rng = np.random.default_rng(22)
+    p = rng.random(200)
+    y = (rng.random(200) < p).astype(int)
+    sizes = []
+    solve = ldtc_module._solve_on_grid
+    monkeypatch.setattr(
+        ldtc_module, "_solve_on_grid", lambda *a: sizes.append(a[3].shape[0]) or solve(*a)
+    )
+    value = lower_distance_to_calibration(y, p, grid=100_000)
+    assert 0 <= value <= 1
+    assert max(sizes) < 5_000

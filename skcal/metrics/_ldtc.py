@@ -22,6 +22,10 @@ _MERGE_ABOVE_COLUMNS_PER_POINT = 100
 # below, in a program whose costs are at most 1).
 _REDUCED_COST_TOL = 1e-9
 
+# The sub-grid of a fine grid starts with every (M // this)-th point besides
+# the neighbours of the data (_solve_on_sparse_grid).
+_SPARSE_GRID_STRIDE = 64
+
 _HIGHS_OPTIONS = {
     # The program is small and well structured; presolve only costs time.
     "presolve": False,
@@ -107,8 +111,11 @@ def lower_distance_to_calibration(
         is ``h = 0.01``); an array gives the points themselves, strictly
         increasing, from 0 to 1 inclusive (0 and 1 keep the program feasible:
         ``u = y`` is always a calibrated coupling). A solve has about
-        ``2 * n_points`` rows: ``m`` in the thousands is fine, ``m = 10**4``
-        takes a minute.
+        ``2 * n_points`` rows at most: on a grid much finer than the data, the
+        program is solved on the grid points next to the data and a coarse
+        subset, and other points join only where the dual solution shows
+        they can lower the value (exact, see ``_solve_on_sparse_grid``), so
+        the cost follows the number of occupied cells.
     return_details : bool, default=False
         Also return the interval ``(value - h, value)`` (lower end clipped at
         0) that contains the exact dCE, ``h`` the largest gap of the grid.
@@ -165,7 +172,84 @@ def lower_distance_to_calibration(
 def ldtc_core(statistic, points):
     """dCE on the grid ``points`` of a grouped statistic; no validation."""
     values, wsum, wysum = statistic.values, statistic.weights, statistic.positives
-    return _solve_on_grid(values, wsum - wysum, wysum, points)[0]
+    return _solve_on_sparse_grid(values, wsum - wysum, wysum, points)[0]
+
+
+def _solve_on_sparse_grid(values, mass0, mass1, u):
+    """``dCE^U`` and potentials, with sinks only where they can matter.
+
+    A fine grid has far more points than the data occupies. Grid points
+    with no data next to them only offer sinks (a path through them costs
+    the same as the edge across), so the program is solved on a sub-grid
+    ``S``: both grid neighbours of every prediction, 0 and 1, and a coarse
+    regular subset. The potentials of ``S`` extend to every other grid point
+    ``u`` by the least values that leave the dual objective unchanged,
+
+        R_y(u) = max_i (m_i - |u - v_i|),   m_i = min_{s in S} (|u_s - v_i| + psi[y_i, s]),
+
+    over the predictions ``v_i`` of outcome ``y``. If every extended point
+    keeps ``(1 - u) R_0(u) + u R_1(u) <= 0``, the extension is feasible for
+    the whole grid with the sub-grid's objective, so by weak duality the
+    sub-grid's value is the whole grid's (its program is a restriction, so
+    never lower). Otherwise the most violated point of each gap joins ``S``
+    and the program is solved again: a column generation that ends exact.
+    On a grid the data fills, this is the one solve of ``_solve_on_grid``.
+    """
+    M = u.shape[0]
+    keep = np.zeros(M, dtype=bool)
+    keep[[0, M - 1]] = True
+    keep[:: max(1, M // _SPARSE_GRID_STRIDE)] = True
+    occupied = (mass0 + mass1) > 0
+    cell = np.searchsorted(u, values[occupied], side="right") - 1
+    keep[cell] = True
+    keep[np.minimum(cell + 1, M - 1)] = True
+    if np.count_nonzero(keep) > M // 2:
+        return _solve_on_grid(values, mass0, mass1, u)
+    while True:
+        S = np.flatnonzero(keep)
+        value, psi_S = _solve_on_grid(values, mass0, mass1, u[S])
+        psi = np.empty((2, M))
+        for label, mass in enumerate((mass0, mass1)):
+            psi[label] = _least_extension(values[mass > 0], u, S, psi_S[label])
+        psi[:, S] = psi_S
+        slack = (1.0 - u) * psi[0] + u * psi[1]
+        bad = np.flatnonzero(~keep & (slack > _REDUCED_COST_TOL))
+        if bad.shape[0] == 0:
+            return value, psi
+        # the most violated removed point of each gap between points of S
+        gap = np.searchsorted(S, bad)
+        order = np.lexsort((-slack[bad], gap))
+        first = np.ones(order.shape[0], dtype=bool)
+        first[1:] = gap[order][1:] != gap[order][:-1]
+        keep[bad[order[first]]] = True
+
+
+def _least_extension(v, u, S, psi_S):
+    """``R(u_j) = max_i (m_i - |u_j - v_i|)`` at every grid point (see above).
+
+    Two running extrema each: ``m_i`` is the lower envelope of the cones
+    ``psi_S[s] + |v - u_s|``, ``R`` the upper envelope of ``m_i - |u - v_i|``.
+    Without predictions of this outcome any value is feasible: -1 is used
+    (costs are at most 1), for points strictly inside (0, 1).
+    """
+    if v.shape[0] == 0:
+        return np.full(u.shape[0], -1.0)
+    uS = u[S]
+    left = np.minimum.accumulate(psi_S - uS)  # min over u_s <= v of psi - u_s
+    right = np.minimum.accumulate((psi_S + uS)[::-1])[::-1]  # over u_s >= v
+    below = np.searchsorted(uS, v, side="right") - 1  # last u_s <= v (u_0 = 0 <= v)
+    above = np.searchsorted(uS, v, side="left")  # first u_s >= v (u_S ends at 1)
+    m = np.minimum(v + left[below], right[above] - v)
+    up = np.maximum.accumulate(m + v)  # max over v_i <= u of m_i + v_i
+    down = np.maximum.accumulate((m - v)[::-1])[::-1]  # over v_i >= u of m_i - v_i
+    R = np.full(u.shape[0], -np.inf)
+    before = np.searchsorted(v, u, side="right") - 1
+    has = before >= 0
+    R[has] = up[before[has]] - u[has]
+    after = np.searchsorted(v, u, side="left")
+    has = after < v.shape[0]
+    R[has] = np.maximum(R[has], down[after[has]] + u[has])
+    return R
 
 
 def grid_points(grid):
