@@ -381,10 +381,7 @@ def _check_n_iter_no_change(n_iter_no_change):
 
 
 def _check_family(family):
-    try:
-        return resolve_utility(family)
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"family: {exc}") from None
+    return resolve_utility(family, name="family")
 
 
 def _auto_tol(n_utilities, n_samples):

@@ -545,10 +545,10 @@ def test_fit_checks_y_and_weights():
         ({"validation_fraction": 1.0}, ValueError, "validation_fraction must be"),
         ({"validation_fraction": 0}, ValueError, "validation_fraction must be"),
         ({"n_iter_no_change": 0}, ValueError, "n_iter_no_change must be"),
-        ({"family": "everything"}, ValueError, "family: Unknown utility"),
-        ({"family": "linear"}, ValueError, "family: 'linear' names a continuous"),
+        ({"family": "everything"}, ValueError, "Unknown family 'everything'"),
+        ({"family": "linear"}, ValueError, "family='linear' names a continuous"),
         ({"family": LinearFamily(3)}, TypeError, "family: LinearFamily is a contin"),
-        ({"family": 3}, TypeError, "family: utility must be"),
+        ({"family": 3}, TypeError, "family must be a name"),
         ({"family": TopK(5)}, ValueError, "TopK"),
     ],
 )

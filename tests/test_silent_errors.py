@@ -157,3 +157,54 @@ def test_measure_classes_accept_labels():
         assert cls(labels=[1, 2, 3])(y, P) == cls()(
             (P.argmax(axis=1) + 1 == y).astype(int), P.max(axis=1)
         )
+
+
+# --- errors name the caller's parameters ------------------------------------------
+
+_PARAMETER_WORDS = (
+    "labels", "pos_label", "multiclass", "grid", "n_bins", "epsilon", "tolerance",
+    "alpha", "measure", "threshold", "family", "init", "step", "tol", "max_iter",
+    "utility", "n_resamples", "rounding",
+)
+
+
+def _estimator_classes():
+    from skcal import measures
+
+    return [*measures.MEASURE_CLASSES, skcal.CalibrationTester,
+            skcal.UtilityPatchingRecalibrator, skcal.SCDLRounding]
+
+
+@pytest.mark.parametrize("cls", _estimator_classes(), ids=lambda c: c.__name__)
+def test_parameter_errors_name_only_parameters_the_object_has(cls):
+    # issue 15: "some parameter errors name parameters the object does not
+    # have" (the recalibrator's family errors spoke of `utility`)
+    import inspect
+    import re
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 50)
+    p = rng.random(50)
+    names = set(inspect.signature(cls).parameters)
+    for name in sorted(names):
+        for bad in (-1, 1.5, "nope", np.nan, [1, 2]):
+            try:
+                obj = cls(**{name: bad})
+                if cls is skcal.CalibrationTester:
+                    obj.fit(y, p).decide(y, p)
+                elif cls is skcal.UtilityPatchingRecalibrator:
+                    obj.fit(np.c_[1 - p, p], y)
+                elif cls is skcal.SCDLRounding:
+                    obj.fit(p, y)
+                else:
+                    obj(y, p)
+            except (ValueError, TypeError) as error:
+                message = str(error)
+                # where a message names a parameter: "x=", "x must", "x:",
+                # "Unknown x" (not prose such as "the labels in y_true")
+                words = set(
+                    re.findall(r"\b([a-z_]+)(?:=| must\b|:)|Unknown ([a-z_]+)", message)
+                )
+                words = {w for pair in words for w in pair if w}
+                stray = [w for w in _PARAMETER_WORDS if w in words and w not in names]
+                assert not stray, (name, bad, message)

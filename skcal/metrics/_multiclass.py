@@ -246,7 +246,7 @@ def _sampled_utilities(family, n_classes, n_utilities, random_state):
             "n_utilities applies to the continuous families ('linear', 'rank', "
             "LinearFamily, RankFamily); a finite family is measured in full."
         )
-    return members(resolve_utility(family), n_classes)
+    return members(resolve_utility(family, name="family"), n_classes)
 
 
 def utility_calibration_ecdf(

@@ -302,7 +302,7 @@ class RankFamily(SampledFamily):
 UTILITY_NAMES = ("top-class", "class-wise", "top-k", "comb")
 
 
-def resolve_utility(utility):
+def resolve_utility(utility, name="utility"):
     """A utility or finite family from a name or an object.
 
     Parameters
@@ -311,6 +311,9 @@ def resolve_utility(utility):
         One of ``UTILITY_NAMES``, a :class:`Utility`, or a finite family
         (:class:`UtilityFamily`, :class:`ClassWiseFamily`,
         :class:`TopKFamily`).
+    name : str, default="utility"
+        The caller's parameter, named in the errors (``family`` for the
+        recalibrator).
 
     Returns
     -------
@@ -327,25 +330,25 @@ def resolve_utility(utility):
             return UtilityFamily([ClassWiseFamily(), TopKFamily()])
         if utility in ("linear", "rank"):
             raise ValueError(
-                f"{utility!r} names a continuous family, whose supremum is not "
+                f"{name}={utility!r} names a continuous family, whose supremum is not "
                 "computable (Hegazy et al., Section 4): use utility_calibration_ecdf, "
                 "or measure a sample, e.g. LinearFamily(C).sample(M, random_state)."
             )
         raise ValueError(
-            f"Unknown utility {utility!r}; use one of {UTILITY_NAMES}, a Utility "
+            f"Unknown {name} {utility!r}; use one of {UTILITY_NAMES}, a Utility "
             "or a finite family."
         )
     if isinstance(utility, (Utility, FiniteFamily)):
         return utility
     if isinstance(utility, SampledFamily):
         raise TypeError(
-            f"{type(utility).__name__} is a continuous family: its supremum is "
+            f"{name}: {type(utility).__name__} is a continuous family: its supremum is "
             "not computable (Hegazy et al., Section 4). Measure a sample of it, "
             f"{type(utility).__name__}(...).sample(n_utilities, random_state), "
             "or its error distribution with utility_calibration_ecdf."
         )
     raise TypeError(
-        f"utility must be a name in {UTILITY_NAMES}, a Utility or a finite "
+        f"{name} must be a name in {UTILITY_NAMES}, a Utility or a finite "
         f"family, got {utility!r}."
     )
 
