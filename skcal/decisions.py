@@ -28,7 +28,7 @@ from sklearn.utils import check_array, check_random_state, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, indexable
 
-from ._compat import _check_feature_names
+from ._compat import Interval, StrOptions, _check_feature_names, _fit_context
 from ._meta import _HeldOutProbaMetaEstimator
 from ._validation import (
     check_binary_calibration_input,
@@ -286,20 +286,23 @@ def _check_indices(values, n_values, name, bound_name):
     return v.astype(np.intp)
 
 
-def _check_m(m):
-    if isinstance(m, str) and m == "auto":
-        return m
-    if isinstance(m, numbers.Integral) and not isinstance(m, bool) and m >= 1:
-        return int(m)
-    raise ValueError(f"m must be 'auto' or a positive integer, got {m!r}.")
+# scikit-learn's declarative parameter validation (checked by _fit_context at
+# the start of fit); a boolean m, which it would take for the integer 1, is
+# refused separately
+_ROUNDING_CONSTRAINTS = {
+    "m": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
+    "rounding": [StrOptions(set(_ROUNDING_OPTIONS))],
+    "random_state": ["random_state"],
+}
 
 
-def _check_rounding(rounding):
-    if rounding not in _ROUNDING_OPTIONS:
+def _check_m(owner):
+    if isinstance(owner.m, (bool, np.bool_)):
         raise ValueError(
-            f"rounding must be one of {_ROUNDING_OPTIONS}, got {rounding!r}."
+            f"The 'm' parameter of {type(owner).__name__} must be a str among "
+            f"{{'auto'}} or an int in the range [1, inf). Got {owner.m!r} instead."
         )
-    return rounding
+    return owner.m if owner.m == "auto" else int(owner.m)
 
 
 def _floor_to_grid(p, m):
@@ -440,6 +443,9 @@ class SCDLRounding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.rounding = rounding
         self.random_state = random_state
 
+    _parameter_constraints = dict(_ROUNDING_CONSTRAINTS)
+
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Measure SCDL on ``(y, X)`` and choose the grid.
 
@@ -458,8 +464,8 @@ class SCDLRounding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         -------
         self : SCDLRounding
         """
-        m = _check_m(self.m)
-        rounding = _check_rounding(self.rounding)
+        m = _check_m(self)
+        rounding = self.rounding
         if y is None:
             raise ValueError(
                 "SCDLRounding requires y to be passed, but the target y is None."
@@ -677,6 +683,17 @@ class RoundedResponseClassifier(_HeldOutProbaMetaEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
+    _parameter_constraints = {
+        **_ROUNDING_CONSTRAINTS,
+        # checked in fit with messages of their own (a missing predict_proba,
+        # a task that is not binary, cv="prefit" deprecated)
+        "estimator": "no_validation",
+        "task": "no_validation",
+        "cv": "no_validation",
+        "n_jobs": [numbers.Integral, None],
+    }
+
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None, **fit_params):
         """Fit the estimator and the rounding on its held-out probabilities.
 
@@ -699,9 +716,9 @@ class RoundedResponseClassifier(_HeldOutProbaMetaEstimator):
         -------
         self : RoundedResponseClassifier
         """
-        # Parameters first: the base estimator's fits can be expensive.
-        _check_m(self.m)
-        _check_rounding(self.rounding)
+        # Parameters first (_fit_context checked the declared constraints):
+        # the base estimator's fits can be expensive.
+        _check_m(self)
         task = (
             self.task
             if isinstance(self.task, DecisionTask)

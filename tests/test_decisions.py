@@ -456,10 +456,11 @@ def test_rounding_sample_weight():
 @pytest.mark.parametrize(
     "params, X, y, message",
     [
-        ({"m": 0}, [0.2, 0.8], [0, 1], "m must be 'auto' or a positive integer"),
-        ({"m": 2.5}, [0.2, 0.8], [0, 1], "m must be 'auto' or a positive integer"),
-        ({"m": True}, [0.2, 0.8], [0, 1], "m must be 'auto' or a positive integer"),
-        ({"rounding": "round"}, [0.2, 0.8], [0, 1], "rounding must be one of"),
+        ({"m": 0}, [0.2, 0.8], [0, 1], "The 'm' parameter of SCDLRounding must be"),
+        ({"m": 2.5}, [0.2, 0.8], [0, 1], "The 'm' parameter of SCDLRounding must be"),
+        ({"m": True}, [0.2, 0.8], [0, 1], "The 'm' parameter of SCDLRounding must be"),
+        ({"rounding": "round"}, [0.2, 0.8], [0, 1], "The 'rounding' parameter of"),
+        ({"random_state": "x"}, [0.2, 0.8], [0, 1], "The 'random_state' parameter"),
         ({}, [0.2, 1.8], [0, 1], r"outside \[0, 1\]"),
         ({}, [0.2, 0.8], None, "requires y to be passed"),
         ({}, [0.2, 0.8], [0, 2], "set pos_label"),
@@ -754,10 +755,12 @@ def test_classifier_rejects_bad_input():
         )
     with pytest.raises(ValueError, match="2 outcomes"):
         RoundedResponseClassifier(LogisticRegression(), np.eye(3)).fit(X, y)
-    with pytest.raises(ValueError, match="rounding must be one of"):
+    with pytest.raises(ValueError, match="The 'rounding' parameter of RoundedResponse"):
         RoundedResponseClassifier(
             LogisticRegression(), THREE_ACTIONS, rounding="up"
         ).fit(X, y)
+    with pytest.raises(ValueError, match="The 'n_jobs' parameter of RoundedResponse"):
+        RoundedResponseClassifier(LogisticRegression(), THREE_ACTIONS, n_jobs="all").fit(X, y)
 
 
 def test_classifier_pickles_and_tunes():
