@@ -196,6 +196,9 @@ def _solve_on_sparse_grid(values, mass0, mass1, u):
     On a grid the data fills, this is the one solve of ``_solve_on_grid``.
     """
     M = u.shape[0]
+    if 4 * values.shape[0] >= M:
+        # the data's neighbours alone could fill half the grid: one solve
+        return _solve_on_grid(values, mass0, mass1, u)
     keep = np.zeros(M, dtype=bool)
     keep[[0, M - 1]] = True
     keep[:: max(1, M // _SPARSE_GRID_STRIDE)] = True
