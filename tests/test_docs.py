@@ -11,7 +11,9 @@ BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
-def test_python_blocks_run(path, capsys):
+def test_python_blocks_run(path, capsys, tmp_path, monkeypatch):
+    # files the examples write (a figure, a report) go to a scratch directory
+    monkeypatch.chdir(tmp_path)
     blocks = BLOCK.findall(path.read_text(encoding="utf-8"))
     namespace = {"__name__": f"doc_{path.stem}"}
     # blocks of one page continue each other, as a reader runs them
