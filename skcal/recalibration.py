@@ -35,6 +35,13 @@ from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexab
 
 from ._compat import _check_feature_names
 from ._kernels._interval import max_abs_interval_rows
+from ._kernels._patching import (
+    interval_upper_bounds,
+    project_shifted,
+    rank_utilities,
+    shifted_step,
+    top_k_rows,
+)
 from ._meta import _AlreadyFitted, _HeldOutProbaMetaEstimator
 from ._validation import (
     as_probability_array,
@@ -45,7 +52,7 @@ from ._validation import (
 )
 from .metrics import utility_calibration_error
 from .utilities import ClassWise, TopClass, TopK
-from .utilities._engine import Predictions, evaluate_blocks
+from .utilities._engine import Predictions
 from .utilities._families import members, resolve_utility
 
 __all__ = [
@@ -109,8 +116,10 @@ def project_simplex(X):
 
     Each row is first shifted by its maximum (the projection is invariant
     to adding a constant to every coordinate), which keeps the arithmetic
-    accurate for large entries. Results are clipped to ``[0, 1]`` to remove
-    rounding excursions of the last bit.
+    accurate for large entries. Rows whose every coordinate stays positive
+    after the uniform shift ``theta = (sum(x) - 1) / C`` need no sort.
+    Results are clipped to ``[0, 1]`` to remove rounding excursions of the
+    last bit. The rows are projected by a compiled loop.
 
     Parameters
     ----------
@@ -142,32 +151,9 @@ def project_simplex(X):
         return np.empty((0, C))
     if not np.all(np.isfinite(X)):
         raise ValueError("X contains NaN or infinity.")
-    shifted = X - X.max(axis=1, keepdims=True)
-    # Rows whose every coordinate stays positive after the uniform shift
-    # theta = (sum - 1) / C have rho = C: no sort is needed for them.
-    theta = (shifted.sum(axis=1) - 1.0) / C
-    inner = shifted.min(axis=1) - theta > 0
-    if inner.all():
-        return np.clip(shifted - theta[:, None], 0.0, 1.0)
-    out = np.empty_like(shifted)
-    out[inner] = np.clip(shifted[inner] - theta[inner, None], 0.0, 1.0)
-    outer = ~inner
-    out[outer] = _project_sorted(shifted[outer])
-    return out
-
-
-def _project_sorted(shifted):
-    """The sort-based projection of rows whose largest entry is 0."""
-    n, C = shifted.shape
-    s = -np.sort(-shifted, axis=1)
-    css = np.cumsum(s, axis=1) - 1.0
-    k = np.arange(1, C + 1, dtype=np.float64)
-    positive = s - css / k > 0
-    positive[:, 0] = True  # s_1 - (s_1 - 1) = 1 > 0 in exact arithmetic
-    # the condition holds on a prefix: rho is its last index
-    rho = C - 1 - np.argmax(positive[:, ::-1], axis=1)
-    theta = css[np.arange(n), rho] / (rho + 1.0)
-    return np.clip(shifted - theta[:, None], 0.0, 1.0)
+    shifted = np.ascontiguousarray(X - X.max(axis=1, keepdims=True))
+    project_shifted(shifted, shifted.sum(axis=1))
+    return shifted
 
 
 # --- patches: computed the same way in fit and in replay -----------------------
@@ -186,9 +172,39 @@ def _predicted_utility(utility, P):
     return (P * utility._checked_matrix(P)).sum(axis=1)
 
 
+def _utility_rows(utility, P):
+    """``u_vec(p)`` of every row of ``P``: ``utility._checked_matrix(P)``, faster for TopK."""
+    if type(utility) is TopK:
+        return _top_k_indicator(P, utility._top(P.shape[1]))
+    return utility._checked_matrix(P)
+
+
+def _top_k_indicator(P, k):
+    """``1{rank(p, j) <= k}``: the ``k`` largest entries of each row, ties to lower columns.
+
+    The entries above the ``k``-th largest value are in and, of the entries
+    equal to it, the lowest columns fill the remaining places (compiled,
+    row by row). The same 0/1 matrix as ``TopK(k)._checked_matrix(P)``,
+    without a stable argsort of every row.
+    """
+    U = np.empty_like(P)
+    top_k_rows(np.ascontiguousarray(P), k, U)
+    return U
+
+
 def _patch_rows(P_rows, U, sign, step):
-    """The patched rows: ``proj_simplex(p + step * sign * u_vec(p))``."""
-    return project_simplex(P_rows + (step * sign) * U)
+    """The patched rows: ``proj_simplex(p + step * sign * u_vec(p))``.
+
+    ``project_simplex(P_rows + (step * sign) * U)`` with the step, the shift
+    and the projection in compiled loops (the same arithmetic, bit for bit).
+    """
+    P_rows = np.ascontiguousarray(P_rows, dtype=np.float64)
+    out = np.empty_like(P_rows)
+    if not shifted_step(P_rows, np.ascontiguousarray(U, dtype=np.float64),
+                        step * sign, out):
+        raise ValueError("X contains NaN or infinity.")
+    project_shifted(out, out.sum(axis=1))
+    return out
 
 
 def _apply_patch(P, patch):
@@ -199,7 +215,7 @@ def _apply_patch(P, patch):
     out = P.copy()
     if mask.any():
         rows = P[mask]
-        U = patch.utility._checked_matrix(rows)
+        U = _utility_rows(patch.utility, rows)
         out[mask] = _patch_rows(rows, U, patch.sign, patch.step)
     return out
 
@@ -224,13 +240,37 @@ class _IncrementalAudit:
 
     def __init__(self, utilities, P, y, w):
         self.utilities = utilities
-        self.y = y
+        kinds = {ClassWise: 0, TopK: 1, TopClass: 2}
+        self.kind = np.array([kinds[type(u)] for u in utilities], dtype=np.intp)
+        self.param = np.array(
+            [
+                u._column(P.shape[1]) if type(u) is ClassWise
+                else u._top(P.shape[1]) if type(u) is TopK
+                else 1
+                for u in utilities
+            ],
+            dtype=np.intp,
+        )
+        self.y = np.ascontiguousarray(y, dtype=np.intp)
+        m = len(utilities)
         self.w = w
         self.W = float(w.sum())
-        V, realised = self._evaluate(P)
-        self.V = V
-        self.R = realised - V
-        self.order = np.argsort(V, axis=1)
+        self.V, self.R = self._evaluate(P)
+        self.order = np.empty(self.V.shape, dtype=np.intp)
+        self._unsorted = np.ones(m, dtype=bool)
+
+    def _sort(self, k):
+        """Sort utility ``k``: ``np.argsort(self.V, axis=1)[k]``, when first needed.
+
+        Utilities are sorted lazily, but always on the ``V`` that a sort of
+        all of them right after the last full evaluation would have seen
+        (``V`` changes only in :meth:`update`, which sorts what is left
+        unsorted before merging), so the orders, ties included, are those of
+        sorting every utility after every full evaluation.
+        """
+        if self._unsorted[k]:
+            self.order[k] = np.argsort(self.V[k])
+            self._unsorted[k] = False
 
     @staticmethod
     def applies(utilities, n_samples):
@@ -240,16 +280,24 @@ class _IncrementalAudit:
         )
 
     def _evaluate(self, P, rows=None):
-        y = self.y if rows is None else self.y[rows]
-        data = Predictions(P, y)
-        m = len(self.utilities)
-        V = np.empty((m, P.shape[0]))
-        realised = np.empty((m, P.shape[0]))
-        for start, V_block, r_block in evaluate_blocks(self.utilities, data, m):
-            stop = start + V_block.shape[0]
-            V[start:stop] = V_block
-            realised[start:stop] = r_block
-        return V, realised
+        """``(V, R)``: ``v_u`` and ``u(p, e_y) - v_u`` of every utility on every row of ``P``.
+
+        Compiled, with the arithmetic of the utilities' own evaluation, bit
+        for bit (see ``rank_utilities`` in ``skcal._kernels._patching``);
+        ``rows`` (used by :meth:`update`) re-evaluates those rows only, in
+        place: a row's values do not depend on the other rows.
+        """
+        if rows is None:
+            m, n = len(self.utilities), P.shape[0]
+            V, R = np.empty((m, n)), np.empty((m, n))
+            rows = np.arange(n)
+        else:
+            V, R = self.V, self.R
+        rank_utilities(
+            np.ascontiguousarray(P), self.y, self.kind, self.param, V, R,
+            np.ascontiguousarray(rows, dtype=np.intp),
+        )
+        return V, R
 
     def update(self, P, rows):
         """Re-evaluate the rows ``rows`` (sorted indices) of the new ``P``."""
@@ -257,13 +305,13 @@ class _IncrementalAudit:
             return
         if 4 * rows.shape[0] > self.V.shape[1]:
             # most rows moved: a fresh sort is cheaper than the merges
-            V, realised = self._evaluate(P)
-            self.V, self.R = V, realised - V
-            self.order = np.argsort(V, axis=1)
+            self._evaluate(P, rows)
+            self._unsorted[:] = True
             return
-        V_rows, realised = self._evaluate(np.ascontiguousarray(P[rows]), rows)
-        self.V[:, rows] = V_rows
-        self.R[:, rows] = realised - V_rows
+        for j in np.flatnonzero(self._unsorted):
+            self._sort(j)  # the orders the merges start from
+        self._evaluate(P, rows)
+        V_rows = self.V[:, rows]
         changed = np.zeros(self.V.shape[1], dtype=bool)
         changed[rows] = True
         k = rows.shape[0]
@@ -282,18 +330,41 @@ class _IncrementalAudit:
             self.order[j] = merged
 
     def audit(self):
-        """``(UC, details)`` as ``utility_calibration_error(return_details=True)``."""
+        """``(UC, details)`` as ``utility_calibration_error(return_details=True)``.
+
+        Only the utilities that can be the worst are sorted and audited
+        exactly: an upper bound on every utility's worst run, from sums of
+        residuals over bins of ``v`` (no sort,
+        :func:`skcal._kernels._patching.interval_upper_bounds`), rules out a
+        utility whose bound is below an exact value already found. The
+        worst utility, its value, interval and sign are those of the exact
+        audit of every utility (a ruled-out utility's exact value is below
+        the maximum, so it can be neither the maximum nor a tie for it).
+        """
         m = self.V.shape[0]
-        value = np.empty(m)
+        bound = np.empty(m)
+        interval_upper_bounds(self.V, self.R, self.w, bound)
+        value = np.full(m, -np.inf)
         lower = np.empty(m)
         upper = np.empty(m)
         sign = np.empty(m, dtype=np.int8)
-        max_abs_interval_rows(
-            self.V, self.R, self.w, self.order, value, lower, upper, sign
-        )
+        best = -np.inf
+        for k in np.argsort(-bound, kind="stable"):
+            if bound[k] < best:
+                break  # this bound and all the next are below an exact value
+            self._sort(k)
+            row = slice(k, k + 1)
+            max_abs_interval_rows(
+                self.V[row], self.R[row], self.w, self.order[row],
+                value[row], lower[row], upper[row], sign[row],
+            )
+            best = max(best, value[k])
+        # a bound exceeds the exact value by a factor 1 + 1e-12 at least, so a
+        # ruled-out value stays below the maximum after the division too
         value /= self.W
         worst = int(np.argmax(value))
         return float(value[worst]), {
+            "index": worst,
             "utility": self.utilities[worst],
             "interval": (float(lower[worst]), float(upper[worst])),
             "sign": int(sign[worst]),
@@ -990,7 +1061,15 @@ callable, default=None
             if t == max_iter:
                 break
             patch, P_fit, row_loss, brier, patched = self._patch(
-                P_fit, y_fit, w_fit, W, row_loss, brier, details, step_rule
+                P_fit,
+                y_fit,
+                w_fit,
+                W,
+                row_loss,
+                brier,
+                details,
+                step_rule,
+                None if auditor is None else auditor.V[details["index"]],
             )
             if patch is None:
                 reason = "no_decrease"
@@ -1040,12 +1119,18 @@ callable, default=None
             )
         return np.sort(fit_rows), np.sort(val_rows)
 
-    def _patch(self, P, y, w, W, row_loss, brier, details, step_rule):
-        """One patch from the audit ``details``; ``(None, ...)`` if no step helps."""
+    def _patch(self, P, y, w, W, row_loss, brier, details, step_rule, v=None):
+        """One patch from the audit ``details``; ``(None, ...)`` if no step helps.
+
+        ``v``: the audited utility's ``v_u`` of every row of ``P`` when the
+        caller has it (the incremental audit computes it row by row, as
+        :func:`_predicted_utility` does).
+        """
         utility = details["utility"]
         a, b = details["interval"]
         sign = int(details["sign"])
-        v = _predicted_utility(utility, P)
+        if v is None:
+            v = _predicted_utility(utility, P)
         mask = (v >= a) & (v <= b)
         failed = (None, P, row_loss, brier, None)
         # Shrink the interval to the rows that carry weight: an end at a
@@ -1055,13 +1140,13 @@ callable, default=None
         if not weighted.any():
             return failed
         a, b = float(v[weighted].min()), float(v[weighted].max())
-        mask = (v >= a) & (v <= b)
-        rows = P[mask]
-        U = utility._checked_matrix(rows)
-        w_rows, y_rows = w[mask], y[mask]
+        index = np.flatnonzero((v >= a) & (v <= b))  # the rows patched
+        rows = P[index]
+        U = _utility_rows(utility, rows)
+        w_rows, y_rows = w[index], y[index]
         realised = U[np.arange(rows.shape[0]), y_rows]
         # err_t and E||w_t||^2 on exactly the rows patched
-        err = float(np.dot(w_rows, sign * (realised - v[mask])) / W)
+        err = float(np.dot(w_rows, sign * (realised - v[index])) / W)
         norm2 = float(np.dot(w_rows, np.einsum("ij,ij->i", U, U)) / W)
         if not (err > 0 and norm2 > 0):
             return failed
@@ -1069,7 +1154,7 @@ callable, default=None
         def trial(eta):
             new_rows = _patch_rows(rows, U, sign, eta)
             loss = row_loss.copy()
-            loss[mask] = _row_brier(new_rows, y_rows)
+            loss[index] = _row_brier(new_rows, y_rows)
             return new_rows, loss, float(np.dot(w, loss) / W)
 
         if step_rule == "armijo":
@@ -1086,10 +1171,9 @@ callable, default=None
             new_rows, loss, new_brier = trial(eta)
             if not new_brier < brier:
                 return failed
-        P_new = P.copy()
-        P_new[mask] = new_rows
+        P[index] = new_rows  # in place: the caller's own copy of the rows fitted
         patch = Patch(utility=utility, interval=(a, b), sign=sign, step=float(eta))
-        return patch, P_new, loss, new_brier, np.flatnonzero(mask)
+        return patch, P, loss, new_brier, index
 
     # -- prediction ------------------------------------------------------------
 

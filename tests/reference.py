@@ -710,3 +710,38 @@ def decision_profile_reference(statistic):
     # h >= 0 exactly; the cumulative sums can leave a negative rounding residue.
     h = np.maximum(active_coef[:-1] + active_slope[:-1] * x, 0.0)
     return x, h, total
+
+
+# --- patching recalibrator: twins of the compiled row kernels (patchspeed) -------
+
+
+def simplex_projection_sort_numpy(X):
+    """The sort-based projection onto the simplex, row-vectorised in numpy.
+
+    Held, Wolfe and Crowder: with each row shifted by its maximum and sorted
+    decreasingly, ``s_1 >= ... >= s_C``, ``rho`` is the last ``k`` with
+    ``s_k - (s_1 + ... + s_k - 1) / k > 0`` and the projection is
+    ``clip(x - theta, 0, 1)`` with ``theta = (s_1 + ... + s_rho - 1) / rho``;
+    rows whose coordinates all exceed ``theta = (sum(x) - 1) / C`` need no
+    sort (``rho = C``). skcal's ``project_simplex`` before its rows were
+    projected by a compiled loop, kept as the twin of that loop: the loop
+    must give these results bit for bit (the row sums are numpy's, the rest
+    is one operation per entry, in this order).
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n, C = X.shape
+    shifted = X - X.max(axis=1, keepdims=True)
+    theta = (shifted.sum(axis=1) - 1.0) / C
+    inner = shifted.min(axis=1) - theta > 0
+    out = np.empty_like(shifted)
+    out[inner] = np.clip(shifted[inner] - theta[inner, None], 0.0, 1.0)
+    outer = shifted[~inner]
+    s = -np.sort(-outer, axis=1)
+    css = np.cumsum(s, axis=1) - 1.0
+    k = np.arange(1, C + 1, dtype=np.float64)
+    positive = s - css / k > 0
+    positive[:, 0] = True
+    rho = C - 1 - np.argmax(positive[:, ::-1], axis=1)
+    theta_outer = css[np.arange(outer.shape[0]), rho] / (rho + 1.0)
+    out[~inner] = np.clip(outer - theta_outer[:, None], 0.0, 1.0)
+    return out

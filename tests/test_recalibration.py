@@ -1110,3 +1110,291 @@ def test_feature_names_out_and_set_output():
     # fitted on an array: the default names
     plain = UtilityPatchingRecalibrator().fit(P, y)
     np.testing.assert_array_equal(plain.get_feature_names_out(), ["x0", "x1", "x2"])
+
+
+# --- compiled row kernels: bit for bit their numpy twins (issue 14, fit time) ------
+
+
+def _kernel_cases(seed, n_cases):
+    """Probability matrices with ties, zeros, p in {0, 1}, n = 1, one class, many classes."""
+    rng = np.random.RandomState(seed)
+    for case in range(n_cases):
+        C = [1, 2, 3, 5, 10, 12, 40][case % 7] if case % 11 else 2
+        n = [1, 2, 9, 150][case % 4]
+        kind = case % 5
+        if kind == 0:
+            P = np.eye(C)[rng.randint(C, size=n)]  # p in {0, 1}
+        elif kind == 1:
+            P = np.round(4 * rng.dirichlet(np.ones(C), size=n)) + 1.0  # ties
+            P /= P.sum(axis=1, keepdims=True)
+        elif kind == 2:
+            P = rng.dirichlet(np.full(C, 0.2), size=n)  # near-zero entries
+        elif kind == 3:
+            P = np.full((n, C), 1.0 / C)  # every entry tied
+        else:
+            P = rng.dirichlet(np.ones(C), size=n)
+        y = np.zeros(n, dtype=np.intp) if case % 6 == 0 else rng.randint(C, size=n)
+        yield case, P, y
+
+
+def test_projection_kernel_is_bit_for_bit_the_numpy_sort_projection():
+    from reference import simplex_projection_sort_numpy
+
+    rng = np.random.RandomState(21)
+    cases = _projection_cases()
+    for C in (1, 2, 3, 10, 40):
+        cases.append(rng.normal(size=(200, C)))  # many rows at once
+        cases.append(np.round(rng.normal(size=(50, C)), 1))  # ties
+        cases.append(np.zeros((3, C)))
+    n_rows = 0
+    for x in cases:
+        X = np.atleast_2d(x)
+        assert_array_equal(project_simplex(X), simplex_projection_sort_numpy(X))
+        n_rows += X.shape[0]
+    assert n_rows > 1500
+
+
+def test_patch_step_kernel_is_bit_for_bit_numpy():
+    from skcal.recalibration import _patch_rows
+
+    from reference import simplex_projection_sort_numpy
+
+    rng = np.random.RandomState(22)
+    n_cases = 0
+    for _case, P, _ in _kernel_cases(22, 140):
+        U = rng.choice([-1.0, -0.5, 0.0, 1.0], size=P.shape)
+        for step in (1e-3, 0.05, 0.8, 3.0):
+            for sign in (1, -1):
+                got = _patch_rows(P, U, sign, step)
+                expected = simplex_projection_sort_numpy(P + (step * sign) * U)
+                assert_array_equal(got, expected)
+                n_cases += 1
+    assert n_cases == 140 * 8
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        _patch_rows(np.array([[0.5, 0.5]]), np.array([[1.0, 0.0]]), 1, np.inf)
+
+
+def test_rank_utilities_kernel_is_bit_for_bit_the_utilities_own_evaluation():
+    from skcal.recalibration import _IncrementalAudit
+    from skcal.utilities import ClassWise as CW
+    from skcal.utilities import TopClass
+    from skcal.utilities import TopK as TK
+
+    from reference import predicted_and_realised_bruteforce
+
+    n_cases = 0
+    for _case, P, y in _kernel_cases(23, 154):
+        C = P.shape[1]
+        if C < 2:
+            continue  # a utility needs two classes
+        utilities = [CW(c) for c in range(C)] + [TK(k) for k in range(1, C + 1)]
+        utilities.append(TopClass())
+        audit = _IncrementalAudit(utilities, P, y, np.ones(P.shape[0]))
+        V, R = audit._evaluate(P)
+        # the twin: the utilities' own (numpy) evaluation, as the audit had it
+        V_numpy, realised = UtilityFamily(utilities).evaluate(P, y)
+        assert_array_equal(V, V_numpy)
+        assert_array_equal(R, realised - V_numpy)
+        # and the definitions, row by row (sums in another order: close), on
+        # the first rows (the definitions are slow)
+        head = slice(0, 6)
+        for row, u in enumerate(utilities):
+            spec = (
+                ("class-wise", u.c) if isinstance(u, CW)
+                else ("top-k", u.k) if isinstance(u, TK)
+                else ("top-class", None)
+            )
+            v_ref, realised_ref = predicted_and_realised_bruteforce(
+                spec, P[head], y[head]
+            )
+            assert_allclose(V[row, head], v_ref, rtol=0, atol=1e-12)
+            assert_array_equal(R[row, head] + V[row, head], realised_ref)
+        # a subset of rows moved, as after a patch: re-evaluated in place
+        rows = np.flatnonzero(np.arange(P.shape[0]) % 2 == 0)
+        moved = P.copy()
+        moved[rows] = P[::-1][rows]
+        audit.V, audit.R = V.copy(), R.copy()
+        V_moved, R_moved = audit._evaluate(moved, rows)
+        V_numpy, realised = UtilityFamily(utilities).evaluate(moved, y)
+        assert_array_equal(V_moved, V_numpy)
+        assert_array_equal(R_moved, realised - V_numpy)
+        n_cases += 1
+    assert n_cases > 130
+
+
+def test_top_k_indicator_is_the_top_k_utility_matrix():
+    from skcal.recalibration import _top_k_indicator
+
+    from reference import utility_vector_bruteforce
+
+    n_cases = 0
+    for _case, P, _ in _kernel_cases(24, 154):
+        C = P.shape[1]
+        if C < 2:
+            continue
+        for k in sorted({1, 2, C // 2 + 1, C} & set(range(1, C + 1))):
+            got = _top_k_indicator(P, k)
+            assert_array_equal(got, TopK(k)._checked_matrix(P))
+            expected = [utility_vector_bruteforce(("top-k", k), p) for p in P]
+            assert_array_equal(got, np.array(expected).reshape(P.shape))
+            n_cases += 1
+    assert n_cases > 400
+
+
+def test_patching_kernels_check_shapes():
+    from skcal._kernels._patching import (
+        interval_upper_bounds,
+        project_shifted,
+        rank_utilities,
+        shifted_step,
+        top_k_rows,
+    )
+
+    P = np.full((3, 2), 0.5)
+    with pytest.raises(ValueError, match="shapes do not match"):
+        shifted_step(P, np.zeros((3, 3)), 1.0, np.empty((3, 2)))
+    with pytest.raises(ValueError, match="shapes do not match"):
+        shifted_step(P, np.zeros((3, 2)), 1.0, np.empty((2, 2)))
+    with pytest.raises(ValueError, match="shapes do not match"):
+        project_shifted(np.zeros((3, 2)), np.zeros(2))
+    index = np.zeros(1, dtype=np.intp)
+    rows = np.arange(3)
+    with pytest.raises(ValueError, match="shapes do not match"):
+        rank_utilities(P, np.zeros(2, dtype=np.intp), index, index + 1,
+                       np.empty((1, 3)), np.empty((1, 3)), rows)
+    with pytest.raises(ValueError, match="shapes do not match"):
+        rank_utilities(P, np.zeros(3, dtype=np.intp), index, index + 1,
+                       np.empty((1, 2)), np.empty((1, 3)), rows)
+    with pytest.raises(ValueError, match="shapes do not match"):
+        interval_upper_bounds(np.zeros((2, 3)), np.zeros((2, 3)), np.ones(3),
+                              np.empty(1))
+    with pytest.raises(ValueError, match="shapes do not match"):
+        top_k_rows(P, 1, np.empty((3, 3)))
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"tol": 0.0, "max_iter": 40},
+        {"family": "top-k", "tol": 0.0, "max_iter": 40, "step": 0.05},
+        {"family": "top-class", "step": "paper", "tol": 0.0, "max_iter": 30},
+        {"tol": 0.0, "max_iter": 30, "validation_fraction": 0.25, "random_state": 1},
+    ],
+)
+def test_fast_fit_is_bit_for_bit_the_numpy_fit(params, monkeypatch):
+    # The fit with the compiled kernels against the same fit with their numpy
+    # twins: the projection of tests/reference.py, the utilities' own
+    # evaluation and utility matrices, v_u recomputed for every patch. The
+    # patches (utilities, intervals, signs, steps), the fitted and replayed
+    # predictions and the history must be equal to the last bit.
+    import skcal.recalibration as module
+
+    from reference import simplex_projection_sort_numpy
+
+    def numpy_evaluate(self, P, rows=None):
+        if rows is None:
+            V, realised = UtilityFamily(self.utilities).evaluate(P, self.y)
+            return V, realised - V
+        V, realised = UtilityFamily(self.utilities).evaluate(P[rows], self.y[rows])
+        self.V[:, rows] = V
+        self.R[:, rows] = realised - V
+        return self.V, self.R
+
+    original_patch = module.UtilityPatchingRecalibrator._patch
+
+    def patch_recomputing_v(self, *args):
+        return original_patch(self, *args[:8])  # v = None: recomputed
+
+    rng = np.random.RandomState(25)
+    for case in range(4):
+        C = [3, 4, 7, 10][case]
+        n = [300, 800, 500, 1200][case]
+        P, y = overconfident(n, C, seed=250 + case, temperature=2.0)
+        if case == 2:
+            P = np.round(P, 2)  # ties
+            P /= P.sum(axis=1, keepdims=True)
+        w = rng.randint(0, 3, size=n).astype(float) if case % 2 else None
+        fast = UtilityPatchingRecalibrator(**params)
+        P_fast = fast.fit_transform(P, y, sample_weight=w)
+        with monkeypatch.context() as slow:
+            slow.setattr(
+                module, "_patch_rows",
+                lambda rows, U, sign, step: simplex_projection_sort_numpy(
+                    rows + (step * sign) * U
+                ),
+            )
+            slow.setattr(
+                module, "_utility_rows", lambda u, rows: u._checked_matrix(rows)
+            )
+            slow.setattr(module._IncrementalAudit, "_evaluate", numpy_evaluate)
+            slow.setattr(
+                module.UtilityPatchingRecalibrator, "_patch", patch_recomputing_v
+            )
+            numpy_fit = UtilityPatchingRecalibrator(**params)
+            P_numpy = numpy_fit.fit_transform(P, y, sample_weight=w)
+            replayed_numpy = numpy_fit.transform(P)
+        assert len(fast.patches_) > 0
+        assert [(repr(p.utility), p.interval, p.sign, p.step) for p in fast.patches_] == [
+            (repr(p.utility), p.interval, p.sign, p.step) for p in numpy_fit.patches_
+        ]
+        assert_array_equal(P_fast, P_numpy)
+        assert_array_equal(fast.transform(P), replayed_numpy)
+        for key in fast.history_:
+            assert_array_equal(fast.history_[key], numpy_fit.history_[key])
+
+
+def test_interval_upper_bounds_are_upper_bounds_of_the_exact_audit():
+    # The twin of the bound is the exact audit (sorted order, the kernel the
+    # full audit uses) and, on small cases, the brute force over all
+    # intervals; the bound must hold on every case (ties, zero weights,
+    # n = 1, one class, p in {0, 1}, tiny and large v) and be tight when
+    # every bin holds one distinct value.
+    from skcal._kernels._interval import max_abs_interval_rows
+    from skcal._kernels._patching import interval_upper_bounds
+
+    rng = np.random.RandomState(26)
+    n_cases = 0
+    for case in range(300):
+        m = rng.randint(1, 5)
+        n = [1, 2, 7, 60, 500][case % 5]
+        kind = case % 6
+        if kind == 0:
+            V = rng.randint(0, 2, size=(m, n)).astype(float)  # {0, 1}
+        elif kind == 1:
+            V = np.round(rng.uniform(size=(m, n)), 2)  # ties
+        elif kind == 2:
+            V = rng.uniform(size=(m, n)) ** 20  # crowded near 0
+        elif kind == 3:
+            V = 1.0 + rng.uniform(-1e-15, 1e-15, size=(m, n))  # top-K(C): about 1
+        elif kind == 4:
+            V = rng.uniform(-0.5, 1.5, size=(m, n))  # outside [0, 1] too
+        else:
+            V = rng.uniform(size=(m, n))
+        realised = rng.randint(0, 2, size=(m, n)).astype(float)
+        R = np.ascontiguousarray(realised - V)
+        w = rng.randint(0, 3, size=n).astype(float) if case % 2 else np.ones(n)
+        order = np.argsort(V, axis=1)
+        value = np.empty(m)
+        lower, upper, sign = np.empty(m), np.empty(m), np.empty(m, dtype=np.int8)
+        max_abs_interval_rows(V, R, w, order, value, lower, upper, sign)
+        bound = np.empty(m)
+        interval_upper_bounds(V, R, w, bound)
+        assert np.all(bound >= value * (1 + 1e-12)), (case, bound, value)
+        if n <= 7:
+            for k in range(m):  # brute force over intervals of distinct v
+                values = np.unique(V[k])
+                best = 0.0
+                for lo in range(values.shape[0]):
+                    for hi in range(lo, values.shape[0]):
+                        inside = (V[k] >= values[lo]) & (V[k] <= values[hi])
+                        best = max(best, abs(np.dot(w[inside], R[k, inside])))
+                assert bound[k] >= best
+        n_cases += 1
+    # one distinct value per bin: the bound is the exact value (up to its margin)
+    V = np.array([[0.125, 0.25, 0.5, 0.75]])
+    R = np.array([[0.5, -0.25, 0.5, 0.25]])
+    bound = np.empty(1)
+    interval_upper_bounds(V, R, np.ones(4), bound)
+    assert bound[0] == pytest.approx(1.0, rel=1e-9)
+    assert n_cases == 300

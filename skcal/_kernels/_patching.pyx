@@ -1,0 +1,358 @@
+# Row kernels of the patching recalibrator: the predicted and realised utility
+# of the top-class, class-wise and top-K utilities; the step p + c * u_vec(p)
+# shifted by its row maximum; the Euclidean projection of shifted rows onto
+# the simplex. They repeat, operation for operation, the numpy arithmetic of
+# skcal's utilities and of the sort-based projection (Held, Wolfe and
+# Crowder): copies, running sums, one difference, division and clip per
+# entry, in the same order, so the results are those of numpy bit for bit.
+# The one reduction whose order numpy chooses (the pairwise row sum) is taken
+# from numpy by the caller. Every kernel checks its argument shapes at entry
+# (O(1)) and raises ValueError on a mismatch; the contents (classes and k in
+# range) are the caller's.
+
+from libc.math cimport isfinite
+from libc.stdlib cimport free, malloc, qsort
+
+
+cdef inline void _need(bint ok, str what) except *:
+    if not ok:
+        raise ValueError(f"kernel argument shapes do not match: {what}")
+
+
+def shifted_step(
+    const double[:, ::1] P,             # IN  (n, C) rows p
+    const double[:, ::1] U,             # IN  (n, C) utility vectors u_vec(p)
+    double c,                           # IN  step times sign
+    double[:, ::1] out,                 # OUT (n, C) x - max(x) with x = p + c u
+):
+    """``x - max_j x_j`` row by row with ``x = P + c * U``; False if some x is not finite.
+
+    Equal, entry for entry, to ``X = P + c * U; X - X.max(axis=1,
+    keepdims=True)`` in numpy (a product and a sum per entry, then an exact
+    maximum and one difference).
+    """
+    cdef Py_ssize_t n = P.shape[0], C = P.shape[1]
+    cdef Py_ssize_t i, j
+    cdef double x, top
+    cdef bint finite = True
+    _need(U.shape[0] == n and U.shape[1] == C, "U must have the shape of P")
+    _need(out.shape[0] == n and out.shape[1] == C, "out must have the shape of P")
+    if C == 0:
+        return True
+    with nogil:
+        for i in range(n):
+            top = P[i, 0] + c * U[i, 0]
+            for j in range(C):
+                x = P[i, j] + c * U[i, j]
+                out[i, j] = x
+                if not isfinite(x):
+                    finite = False
+                elif x > top:
+                    top = x
+            for j in range(C):
+                out[i, j] = out[i, j] - top
+    return finite
+
+
+cdef int _larger_first(const void* a, const void* b) noexcept nogil:
+    cdef double x = (<const double*> a)[0], z = (<const double*> b)[0]
+    return (x < z) - (x > z)
+
+
+cdef inline void _sort_descending(double* s, Py_ssize_t C) noexcept nogil:
+    """Largest first: insertion sort for a few classes, qsort for many."""
+    cdef Py_ssize_t i, j
+    cdef double x
+    if C > 32:
+        qsort(s, C, sizeof(double), _larger_first)
+        return
+    for i in range(1, C):
+        x = s[i]
+        j = i - 1
+        while j >= 0 and s[j] < x:
+            s[j + 1] = s[j]
+            j -= 1
+        s[j + 1] = x
+
+
+def project_shifted(
+    double[:, ::1] S,                   # IN/OUT (n, C) rows with maximum 0; projected in place
+    const double[::1] sums,             # IN  (n,) numpy's S.sum(axis=1)
+):
+    """Project rows of largest entry 0 onto the simplex, in place.
+
+    Row by row: ``theta = (sums[i] - 1) / C``; if ``min(S[i]) - theta > 0``
+    the projection is ``S[i] - theta`` (no entry is clipped). Otherwise,
+    with ``s`` the row sorted decreasingly and ``css_k = (s_1 + ... + s_k)
+    - 1`` (a running sum), ``rho`` is the last ``k`` with
+    ``s_k - css_k / k > 0`` (``k = 1`` always counts) and ``theta =
+    css_rho / rho``. The row becomes ``clip(S[i] - theta, 0, 1)``.
+    """
+    cdef Py_ssize_t n = S.shape[0], C = S.shape[1]
+    cdef Py_ssize_t i, j, rho
+    cdef double theta, lowest, css, x
+    cdef double* s
+    _need(sums.shape[0] == n, "sums must have one entry per row of S")
+    if n == 0 or C == 0:
+        return
+    s = <double*> malloc(C * sizeof(double))
+    if s == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for i in range(n):
+                theta = (sums[i] - 1.0) / <double> C
+                lowest = S[i, 0]
+                for j in range(1, C):
+                    if S[i, j] < lowest:
+                        lowest = S[i, j]
+                if not lowest - theta > 0:
+                    for j in range(C):
+                        s[j] = S[i, j]
+                    _sort_descending(s, C)
+                    css = s[0]
+                    theta = css - 1.0
+                    rho = 0
+                    for j in range(1, C):
+                        css = css + s[j]
+                        if s[j] - (css - 1.0) / <double> (j + 1) > 0:
+                            rho = j
+                            theta = css - 1.0
+                    theta = theta / (<double> rho + 1.0)
+                for j in range(C):
+                    x = S[i, j] - theta
+                    if x < 0.0:
+                        x = 0.0
+                    elif x > 1.0:
+                        x = 1.0
+                    S[i, j] = x
+    finally:
+        free(s)
+
+
+# kinds of utility understood by rank_utilities
+cdef enum:
+    _CLASS_WISE = 0
+    _TOP_K = 1
+    _TOP_CLASS = 2
+
+
+cdef inline void _sorted_row(
+    const double[:, ::1] P, Py_ssize_t i, Py_ssize_t C, double* s
+) noexcept nogil:
+    """Row ``i`` of ``P`` into ``s``, largest first.
+
+    For a few classes each entry goes straight to its place, its rank among
+    the row (equal entries by column), counted without branches; else a sort.
+    """
+    cdef Py_ssize_t j, other, rank
+    cdef double x
+    if C > 16:
+        for j in range(C):
+            s[j] = P[i, j]
+        _sort_descending(s, C)
+        return
+    for j in range(C):
+        x = P[i, j]
+        rank = 0
+        for other in range(C):
+            rank += (P[i, other] > x) + ((other < j) & (P[i, other] == x))
+        s[rank] = x
+
+
+def rank_utilities(
+    const double[:, ::1] P,             # IN  (N, C) probability rows
+    const Py_ssize_t[::1] y,            # IN  (N,) observed columns
+    const Py_ssize_t[::1] kind,         # IN  (m,) 0 class-wise, 1 top-K, 2 top-class
+    const Py_ssize_t[::1] param,        # IN  (m,) the class c, or K (1 <= K <= C)
+    double[:, ::1] V,                   # OUT (m, N) predicted utility v_u(p)
+    double[:, ::1] R,                   # OUT (m, N) realised minus predicted utility
+    const Py_ssize_t[::1] rows,         # IN  (n,) the rows to evaluate, in [0, N)
+):
+    """``v_u`` and ``u(p, e_y) - v_u`` of class-wise, top-K and top-class utilities.
+
+    Class-wise ``c``: ``v = p_c``, realised ``1{y = c}``. Top-K: ``v`` is
+    the running sum of the row sorted decreasingly, up to its ``K``-th
+    entry (numpy's ``cumsum`` of the sorted row); realised ``1{rank(p, y)
+    <= K}`` with ``rank(p, y) = 1 + #{j: p_j > p_y} + #{j < y: p_j = p_y}``.
+    Top-class: ``v`` is the first largest entry, realised ``1{rank(p, y) =
+    1}``. Only the columns ``rows`` of ``V`` and ``R`` are written.
+    """
+    cdef Py_ssize_t N = P.shape[0], C = P.shape[1], m = kind.shape[0]
+    cdef Py_ssize_t n = rows.shape[0]
+    cdef Py_ssize_t ii, i, j, t, rank, yi
+    cdef double py, v, realised, top
+    cdef bint sorted_needed = False
+    cdef double* s
+    _need(y.shape[0] == N, "y must have one entry per row of P")
+    _need(param.shape[0] == m, "kind and param must have one length")
+    _need(V.shape[0] == m and V.shape[1] == N and R.shape[0] == m and R.shape[1] == N,
+          "V and R must have shape (len(kind), len(P))")
+    _need(C > 0 or n == 0, "P must have at least one column")
+    for t in range(m):
+        if kind[t] == _TOP_K:
+            sorted_needed = True
+    if n == 0:
+        return
+    s = <double*> malloc(C * sizeof(double))
+    if s == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for ii in range(n):
+                i = rows[ii]
+                yi = y[i]
+                py = P[i, yi]
+                rank = 1
+                top = P[i, 0]
+                for j in range(C):
+                    rank += (P[i, j] > py) + ((j < yi) & (P[i, j] == py))
+                    if P[i, j] > top:
+                        top = P[i, j]
+                if sorted_needed:
+                    _sorted_row(P, i, C, s)
+                    for j in range(1, C):
+                        s[j] = s[j - 1] + s[j]
+                for t in range(m):
+                    if kind[t] == _CLASS_WISE:
+                        v = P[i, param[t]]
+                        realised = 1.0 if yi == param[t] else 0.0
+                    elif kind[t] == _TOP_K:
+                        v = s[param[t] - 1]
+                        realised = 1.0 if rank <= param[t] else 0.0
+                    else:
+                        v = top
+                        realised = 1.0 if rank == 1 else 0.0
+                    V[t, i] = v
+                    R[t, i] = realised - v
+    finally:
+        free(s)
+
+
+def top_k_rows(
+    const double[:, ::1] P,             # IN  (n, C) probability rows
+    Py_ssize_t k,                       # IN  1 <= k <= C
+    double[:, ::1] U,                   # OUT (n, C) 1{rank(p, j) <= k}
+):
+    """The top-K utility vectors: ``U[i, j] = 1{rank(p_i, j) <= k}``.
+
+    ``rank(p, j) = 1 + #{l: p_l > p_j} + #{l < j: p_l = p_j}``: the entries
+    above the ``k``-th largest value ``t`` are in, and the lowest columns
+    among those equal to ``t`` fill the remaining places.
+    """
+    cdef Py_ssize_t n = P.shape[0], C = P.shape[1]
+    cdef Py_ssize_t i, j, room
+    cdef double t
+    cdef double* s
+    _need(U.shape[0] == n and U.shape[1] == C, "U must have the shape of P")
+    _need(1 <= k <= C or n == 0, "k must be in [1, n_classes]")
+    if n == 0:
+        return
+    s = <double*> malloc(C * sizeof(double))
+    if s == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for i in range(n):
+                for j in range(C):
+                    s[j] = P[i, j]
+                _sort_descending(s, C)
+                t = s[k - 1]
+                room = k
+                for j in range(C):
+                    if P[i, j] > t:
+                        room -= 1
+                for j in range(C):
+                    if P[i, j] > t:
+                        U[i, j] = 1.0
+                    elif P[i, j] == t and room > 0:
+                        U[i, j] = 1.0
+                        room -= 1
+                    else:
+                        U[i, j] = 0.0
+    finally:
+        free(s)
+
+
+# interval_upper_bounds bins v by the top bits of its float64 representation:
+# _OCTAVE_BITS mantissa bits per power of two, from 2^-_OCTAVES up to 2
+# (smaller and negative v in the first bin, larger in the last): bins are
+# monotone in v, finer near 0 where probabilities crowd.
+cdef enum:
+    _OCTAVE_BITS = 10
+    _OCTAVES = 30
+    _N_BINS = (_OCTAVES + 2) << _OCTAVE_BITS
+    _SHIFT = 52 - _OCTAVE_BITS
+    _FIRST_KEY = (1023 - _OCTAVES) << _OCTAVE_BITS   # 2^-_OCTAVES
+
+
+cdef inline Py_ssize_t _bin_of(double v) noexcept nogil:
+    cdef double positive = v + 0.0      # -0.0 as +0.0
+    cdef unsigned long long bits
+    cdef long long key
+    if not positive > 0.0:
+        return 0
+    bits = (<unsigned long long*> &positive)[0]
+    key = <long long> (bits >> _SHIFT) - _FIRST_KEY
+    if key < 0:
+        return 0
+    if key >= _N_BINS:
+        return _N_BINS - 1
+    return <Py_ssize_t> key
+
+
+def interval_upper_bounds(
+    const double[:, ::1] v,             # IN  (m, n) predicted utility: row k is utility k
+    const double[:, ::1] r,             # IN  (m, n) realised minus predicted utility
+    const double[::1] w,                # IN  (n,) non-negative sample weights
+    double[::1] bound,                  # OUT (m,) >= the worst |sum of w r| over runs of v[k]
+):
+    """Upper bounds on ``max_abs_interval_rows``'s ``value``, without sorting.
+
+    The rows are binned by ``v`` (bins monotone in ``v``, ties in one bin).
+    With ``E_j`` the sum of ``w r`` over the bins before bin ``j`` and
+    ``P_j``, ``N_j`` the sums of ``w r^+`` and ``w r^-`` in it, every prefix
+    sum of the sorted residuals ending in bin ``j`` lies in ``[E_j - N_j,
+    E_j + P_j]``; so the worst run is at most ``max(0, max_j E_j + P_j) -
+    min(0, min_j E_j - N_j)``. To cover rounding (this sum and the exact
+    one add in different orders) ``4 n eps sum |w r|`` is added.
+    """
+    cdef Py_ssize_t m = v.shape[0], n = v.shape[1]
+    cdef Py_ssize_t k, i, j
+    cdef double s, top, low, x, total_abs
+    cdef double* pos
+    cdef double* neg
+    _need(r.shape[0] == m and r.shape[1] == n, "r must have the shape of v")
+    _need(w.shape[0] == n, "w must have one entry per column of v")
+    _need(bound.shape[0] == m, "bound needs one entry per row of v")
+    pos = <double*> malloc(2 * _N_BINS * sizeof(double))
+    if pos == NULL:
+        raise MemoryError()
+    neg = pos + _N_BINS
+    try:
+        with nogil:
+            for k in range(m):
+                for j in range(2 * _N_BINS):
+                    pos[j] = 0.0
+                total_abs = 0.0
+                for i in range(n):
+                    x = w[i] * r[k, i]
+                    j = _bin_of(v[k, i])
+                    if x > 0:
+                        pos[j] += x
+                        total_abs += x
+                    else:
+                        neg[j] -= x
+                        total_abs -= x
+                s = 0.0
+                top = 0.0
+                low = 0.0
+                for j in range(_N_BINS):
+                    if s + pos[j] > top:
+                        top = s + pos[j]
+                    if s - neg[j] < low:
+                        low = s - neg[j]
+                    s = s + pos[j] - neg[j]
+                bound[k] = (top - low) * (1.0 + 1e-12) + 4.0 * (n + 1) * 2.3e-16 * total_abs
+    finally:
+        free(pos)
