@@ -21,9 +21,14 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
+from sklearn.frozen import FrozenEstimator
+from sklearn.utils import check_random_state, column_or_1d
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, indexable
 
-__all__ = ["OnlineMSRForecaster"]
+from ._meta import _HeldOutProbaMetaEstimator
+
+__all__ = ["OnlineMSRForecaster", "OnlineRecalibratedClassifier"]
 
 
 # --- the expert oracle ------------------------------------------------------------
@@ -316,6 +321,7 @@ class OnlineMSRForecaster(BaseEstimator):
     See Also
     --------
     maximum_swap_regret : the measure whose growth the forecaster controls.
+    OnlineRecalibratedClassifier : one forecaster per bucket of a model's score.
 
     References
     ----------
@@ -553,3 +559,286 @@ class OnlineMSRForecaster(BaseEstimator):
     def outcomes_(self):
         return self._y[: self.n_rounds_].astype(np.intp)
 
+
+# --- the contextual use: an online recalibrator ---------------------------------------
+
+
+class OnlineRecalibratedClassifier(_HeldOutProbaMetaEstimator):
+    """A binary classifier whose probabilities are corrected online, bucket by bucket.
+
+    The contextual use of the forecaster of Hu and Wu (Algorithm 1): the
+    base classifier's probability of the positive class, ``s(x)``, picks one
+    of ``n_bins`` equal-width buckets of ``[0, 1]``, and each bucket runs its
+    own :class:`OnlineMSRForecaster`. In bucket ``k`` the forecasts issued
+    for the samples whose score falls there, in the order the outcomes
+    arrive, keep the maximum swap regret of Theorem 5.1 (``O(sqrt(n_k)
+    log n_k)`` in expectation, for the ``n_k`` samples of that bucket)
+    whatever the outcomes, even if the data drift or an adversary picks
+    them; so a deployed model's probabilities become trustworthy for
+    decisions as outcomes come in, with no assumption on the data.
+
+    The protocol, for a stream: :meth:`predict_proba` gives each bucket's
+    current forecast (drawn at random, with ``random_state``, when the
+    bucket's previous outcome arrived, and fixed until its next outcome);
+    :meth:`partial_fit` then reports outcomes, which are played in order,
+    one round each of the sample's bucket. Within one batch, a sample's
+    forecast is its bucket's forecast at that sample's turn, which for the
+    second and later samples of a bucket is a fresh draw.
+
+    Parameters
+    ----------
+    estimator : classifier, default=None
+        A binary classifier with ``predict_proba``;
+        :class:`~sklearn.linear_model.LogisticRegression` when None. Wrap a
+        deployed, fitted model in :class:`~sklearn.frozen.FrozenEstimator`:
+        it is used as is. An unfrozen estimator is fitted by :meth:`fit` (or
+        by the first :meth:`partial_fit`) on that data, and the forecasters
+        start from its cross-validated probabilities on the same data;
+        later batches only update the forecasters, never the estimator.
+    n_bins : int, default=10
+        The number of equal-width buckets of the base score.
+    horizon : int or None, default=None
+        ``horizon`` of each bucket's :class:`OnlineMSRForecaster` (None: the
+        doubling schedule, for a stream of unknown length).
+    n_buckets : int or "auto", default="auto"
+        ``n_buckets`` of each forecaster: the number of forecast values
+        ``1/m, ..., 1``.
+    cv : int, cross-validation generator or iterable, default=5
+        Folds for the held-out probabilities of an unfrozen estimator, as in
+        :func:`sklearn.model_selection.cross_val_predict`.
+    n_jobs : int, default=None
+        Parallel jobs for that cross-validation.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the forecasters' draws.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    estimator_ : classifier
+        The base classifier (fitted, or the frozen one).
+    forecasters_ : list of OnlineMSRForecaster
+        One per bucket of the score.
+    n_samples_seen_ : int
+        Outcomes received so far.
+    n_features_in_ : int
+        Forwarded from ``estimator_`` when it has it.
+
+    See Also
+    --------
+    OnlineMSRForecaster : the forecaster each bucket runs.
+    RecalibratedClassifier : batch recalibration on held-out probabilities.
+
+    References
+    ----------
+    Lunjia Hu and Yifan Wu. *Predict to Minimize Swap Regret for All
+    Payoff-Bounded Tasks*. FOCS 2024, pages 244-263. Section 5, Algorithm 1,
+    Theorem 5.1.
+
+    Examples
+    --------
+    A deployed model whose scores are too high, corrected as outcomes arrive:
+
+    >>> import numpy as np
+    >>> from sklearn.frozen import FrozenEstimator
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skcal.online import OnlineRecalibratedClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(6000, 2))
+    >>> y = (rng.uniform(size=6000) < 1 / (1 + np.exp(-X[:, 0]))).astype(int)
+    >>> model = LogisticRegression().fit(X[:1000], y[:1000])
+    >>> model.intercept_ += 1.5  # drift: every score is now too high
+    >>> online = OnlineRecalibratedClassifier(FrozenEstimator(model), random_state=0)
+    >>> for start in range(1000, 6000, 500):
+    ...     online = online.partial_fit(X[start:start + 500], y[start:start + 500])
+    >>> online.n_samples_seen_
+    5000
+    >>> online.predict_proba(X[:2]).shape
+    (2, 2)
+    """
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        n_bins=10,
+        horizon=None,
+        n_buckets="auto",
+        cv=5,
+        n_jobs=None,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.n_bins = n_bins
+        self.horizon = horizon
+        self.n_buckets = n_buckets
+        self.cv = cv
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _base(self):
+        if self.estimator is None:
+            from sklearn.linear_model import LogisticRegression
+
+            return LogisticRegression()
+        return self.estimator
+
+    def _check_params(self):
+        n = self.n_bins
+        if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"n_bins must be a positive integer, got {n!r}.")
+        # the forecasters' own parameters, checked once here
+        OnlineMSRForecaster(self.horizon, n_buckets=self.n_buckets)._validate_params()
+
+    def fit(self, X, y):
+        """Start over: fit (or take) the base classifier, then play ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Binary labels, played in this order.
+
+        Returns
+        -------
+        self : OnlineRecalibratedClassifier
+        """
+        for name in ("estimator_", "classes_", "forecasters_", "n_samples_seen_"):
+            self.__dict__.pop(name, None)
+        return self.partial_fit(X, y)
+
+    def partial_fit(self, X, y, classes=None):
+        """Report the outcomes ``y`` of the samples ``X``, in order.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Binary labels.
+        classes : array-like of shape (2,), default=None
+            The two classes; taken from a frozen estimator, else from ``y``
+            on the first call. Later calls must keep to them.
+
+        Returns
+        -------
+        self : OnlineRecalibratedClassifier
+        """
+        first = not hasattr(self, "forecasters_")
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        X, y = indexable(X, y)
+        if first:
+            scores = self._start(X, y, classes)
+        else:
+            scores = self.estimator_.predict_proba(X)[:, 1]
+        index = self._encode(y)
+        bins = self._bins(scores)
+        for k, outcome in zip(bins.tolist(), index.tolist()):
+            forecaster = self.forecasters_[k]
+            forecaster.predict()
+            forecaster.update(outcome)
+            forecaster.predict()  # the next forecast, fixed until the next outcome
+        self.n_samples_seen_ += index.shape[0]
+        return self
+
+    def _start(self, X, y, classes):
+        self._check_params()
+        base = self._base()
+        self._check_predict_proba(base)
+        self._frozen = isinstance(base, FrozenEstimator)
+        if self._frozen:
+            self.estimator_ = base
+            self.classes_ = np.asarray(base.classes_)
+            scores = None
+        else:
+            labels = np.unique(y) if classes is None else np.unique(classes)
+            if classes is not None and not np.all(np.isin(y, labels)):
+                raise ValueError(
+                    f"y has labels {np.setdiff1d(y, labels).tolist()} not in "
+                    f"classes {labels.tolist()}."
+                )
+            y_type = type_of_target(y, input_name="y", raise_unknown=True)
+            if y_type not in ("binary", "unknown") or labels.shape[0] > 2:
+                raise ValueError(
+                    "Only binary classification is supported. The type of the "
+                    f"target is {y_type}."
+                )
+            if labels.shape[0] < 2:
+                raise ValueError(
+                    "OnlineRecalibratedClassifier needs the two classes: pass "
+                    f"classes=, or a y with both (got one class, {labels.tolist()})."
+                )
+            self.estimator_, held_out = self._held_out_proba(
+                base, X, y, {}, False, self.cv
+            )
+            scores = held_out[:, 1]
+            self.classes_ = np.asarray(self.estimator_.classes_)
+        if self.classes_.shape[0] != 2:
+            raise ValueError(
+                "Only binary classification is supported. The estimator has "
+                f"{self.classes_.shape[0]} classes."
+            )
+        self._forward_attributes()
+        rng = check_random_state(self.random_state)
+        seeds = rng.randint(np.iinfo(np.int32).max, size=self.n_bins)
+        self.forecasters_ = []
+        for seed in seeds:
+            f = OnlineMSRForecaster(
+                self.horizon, n_buckets=self.n_buckets, random_state=int(seed)
+            )
+            f.predict()
+            self.forecasters_.append(f)
+        self.n_samples_seen_ = 0
+        if scores is None:
+            scores = self.estimator_.predict_proba(X)[:, 1]
+        return scores
+
+    def _encode(self, y):
+        classes = self.classes_
+        index = np.searchsorted(classes, y)
+        index = np.minimum(index, classes.shape[0] - 1)
+        if not np.all(classes[index] == y):
+            raise ValueError(
+                f"y has labels {np.setdiff1d(y, classes).tolist()} that are not "
+                f"in classes_ {classes.tolist()}."
+            )
+        return index
+
+    def _bins(self, scores):
+        return np.minimum((scores * self.n_bins).astype(np.intp), self.n_bins - 1)
+
+    def predict_proba(self, X):
+        """The buckets' current forecasts for the samples ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Column 1 is the forecast probability of ``classes_[1]``.
+        """
+        check_is_fitted(self)
+        scores = self.estimator_.predict_proba(X)[:, 1]
+        current = np.array([f.predict() for f in self.forecasters_])
+        p = current[self._bins(scores)]
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        """The class with the larger forecast probability (ties: ``classes_[0]``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+        """
+        proba = self.predict_proba(X)
+        return self.classes_[(proba[:, 1] > proba[:, 0]).astype(np.intp)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
