@@ -54,6 +54,15 @@ class _ExpertOracle:
     The oracle plays ``w_t = sum_j q_{t,j} p_t^j``. ``K = ceil(log2(T) / 2)``
     for a horizon ``T``, so that ``eta_K <= 1 / (32 sqrt(T))``.
 
+    Provenance: only the paper's abstract and bibliographic record were
+    available when this was written (mirror descent with a correction term
+    and a weighted entropy regularizer, and a master algorithm combining
+    base algorithms with little overhead). The construction follows that
+    description; the constants above (the factor 32, the grid ``2^-j / 32``,
+    ``mu_j = eta_j / 2``, the prior ``pi_j ~ mu_j^2``) are chosen and the
+    bound below is proven here, and they may differ from the paper's own.
+    The tests check the bound against a replay on small games.
+
     **Guarantee (derived here; it is what Lemma 5.4 of Hu and Wu needs).**
     For losses in ``[-1, 1]``, one step of this mirror descent satisfies,
     for every ``u`` in the simplex (using ``e^-y <= 1 - y + y^2`` for
