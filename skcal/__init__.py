@@ -30,6 +30,7 @@ from .metrics import (
     utility_calibration_ecdf,
     utility_calibration_error,
 )
+from .online import OnlineMSRForecaster, OnlineRecalibratedClassifier
 from .recalibration import RecalibratedClassifier, UtilityPatchingRecalibrator
 from .scorers import CalibrationScorer, get_scorer, get_scorer_names, make_scorers
 from .tester import CalibrationTester, CalibrationTestResult
@@ -101,4 +102,6 @@ __all__ = [
     "RoundedResponseClassifier",
     "UtilityPatchingRecalibrator",
     "RecalibratedClassifier",
+    "OnlineMSRForecaster",
+    "OnlineRecalibratedClassifier",
 ]
