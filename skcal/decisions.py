@@ -582,8 +582,8 @@ class RoundedResponseClassifier(_HeldOutProbaMetaEstimator):
 
     Fits ``estimator``, measures the SCDL of its cross-validated
     probabilities (:class:`SCDLRounding`), and :meth:`predict_action` returns
-    the actions of the rounding response ``r*_Z o tau_m`` of Section 4 of paper
-    000: round the predicted probability to the ``1/m`` grid, then take the
+    the actions of the rounding response ``r*_Z o tau_m`` of Bairaktari et
+    al., Section 4: round the predicted probability to the ``1/m`` grid, then take the
     best response for ``task``. By Theorem 4.2 its swap regret is at most
     ``swap_regret_bound_ = 2 SCDL_m + 2/m`` on the distribution of the
     cross-validated predictions -- for this task and for every other task

@@ -213,8 +213,8 @@ def calibration_decision_loss(
           at which its best response switches action. A decision maker
           indifferent at a threshold is taken to choose the action its swap
           improves most; any small perturbation of the task realises this;
-        - ``lower_bound``, ``upper_bound``: ``S`` and ``2 S`` of 000
-          Lemma 2.2;
+        - ``lower_bound``, ``upper_bound``: ``S`` and ``2 S`` of Bairaktari
+          et al., Lemma 2.2;
         - ``threshold``: the ``mu`` attaining ``S``.
 
     See Also

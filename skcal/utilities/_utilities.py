@@ -309,8 +309,8 @@ class Rank(_RankUtility):
     """Rank-based utility: a payoff for each rank of the observed class.
 
     ``u_theta(p, e_j) = theta_{rank(p, j)}`` with ``theta`` in ``[-1, 1]^C``
-    and ``rank(p, j) = 1 + #{i: p_i > p_j} + #{i < j: p_i = p_j}`` (paper
-    001, Example 3.6; ties, which the paper breaks arbitrarily, go to the
+    and ``rank(p, j) = 1 + #{i: p_i > p_j} + #{i < j: p_i = p_j}`` (Hegazy et
+    al., Example 3.6; ties, which the paper breaks arbitrarily, go to the
     lower column). ``v_u(p) = sum_r theta_r p_(r)`` with ``p_(1) >= p_(2) >=
     ...`` the sorted probabilities, whatever the tie-breaking.
 
