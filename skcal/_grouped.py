@@ -25,7 +25,7 @@ import numpy as np
 from ._kernels._interval import group_sorted, group_two_sorted
 from ._validation import check_binary_calibration_input
 
-__all__ = ["GroupedStatistic", "binary_statistic", "group"]
+__all__ = ["GroupedStatistic", "binary_statistic", "group", "sketch_error_bound"]
 
 
 class GroupedStatistic:
@@ -118,6 +118,19 @@ def group(y, p, w):
 def _unit_weights(w):
     """True for the stride-0 unit weights of the compact validator."""
     return w.ndim == 1 and w.strides == (0,) and w.shape[0] > 0 and w[0] == 1.0
+
+
+def sketch_error_bound(y_true, name, **options):
+    """The error bound of a measure computed from a compacted calibration sketch.
+
+    None unless ``y_true`` is a compacted ``CalibrationSketch``; the measure
+    functions then add it to their details as ``error_bound``. It raises
+    ``ValueError`` for options a compacted sketch cannot bound.
+    """
+    bound = getattr(y_true, "_error_bound", None)
+    if callable(bound) and getattr(y_true, "exact", True) is False:
+        return bound(name, **options)
+    return None
 
 
 def binary_statistic(
@@ -225,15 +238,34 @@ class ExactSums:
             if stacked
             else np.zeros((0, 0), dtype=np.int64)
         )
+        return _normalized(_segment_sums(limbs, np.asarray(index, np.int64), k), offset)
+
+    @classmethod
+    def of_integers(cls, x):
+        """Exact sums that are single doubles holding integers below ``2**63``."""
+        x = np.asarray(x, dtype=np.float64).astype(np.int64)
+        limbs = np.stack([x & _LIMB_MASK, x >> _LIMB_BITS], axis=1)
+        return _normalized(limbs, 0)
+
+    @staticmethod
+    def products(v, x, index, k):
+        """Exact ``out[g] = sum_{index[i] = g} v[i] x[i]`` for finite doubles >= 0."""
+        mv, ev = _split_doubles(np.asarray(v, dtype=np.float64))
+        mx, ex = _split_doubles(np.asarray(x, dtype=np.float64))
+        half = (1 << 27) - 1
+        a0, a1 = mv & half, mv >> 27
+        b0, b1 = mx & half, mx >> 27
+        e = ev + ex
         index = np.asarray(index, dtype=np.int64)
-        n_limbs = limbs.shape[1]
-        total = ExactSums(np.zeros((k, 0), dtype=np.int64), 0)
-        for start in range(0, index.shape[0], _CHUNK):
-            part = slice(start, start + _CHUNK)
-            flat = (index[part, None] * n_limbs + np.arange(n_limbs)).reshape(-1)
-            out = _exact_bincount(flat, limbs[part].reshape(-1), k * n_limbs)
-            total = total.plus(_normalized(out.reshape(k, n_limbs), offset))
-        return total
+        terms = [(a0 * b0, e), (a1 * b0, e + 27)]
+        if b1.any():  # not for small integers (counts)
+            terms += [(a0 * b1, e + 27), (a1 * b1, e + 54)]
+        return _deposit(
+            np.concatenate([index] * len(terms)),
+            np.concatenate([t[0] for t in terms]),
+            np.concatenate([t[1] for t in terms]),
+            k,
+        )
 
     def times(self, v):
         """Exact row-wise product with non-negative doubles ``v``."""
@@ -256,7 +288,26 @@ class ExactSums:
 
     def to_float(self):
         """Each sum correctly rounded to float64 (to nearest, ties to even)."""
+        if self.offset == 0 and self.limbs.shape[1] <= 2:
+            # an int64 (below 2**63): the conversion rounds correctly
+            value = self.limbs[:, 0].copy() if self.limbs.shape[1] else None
+            if value is None:
+                return np.zeros(self.limbs.shape[0])
+            if self.limbs.shape[1] == 1 or np.all(self.limbs[:, 1] < (1 << 31)):
+                if self.limbs.shape[1] == 2:
+                    value += self.limbs[:, 1] << _LIMB_BITS
+                return value.astype(np.float64)
         return _round_limbs(self.limbs, self.offset)
+
+    def as_doubles(self):
+        """The sums as float64 if every one is an integer below ``2**53``, else None."""
+        if self.limbs.shape[1] == 0:
+            return np.zeros(self.limbs.shape[0])
+        if self.offset != 0 or self.limbs.shape[1] > 2:
+            return None
+        if self.limbs.shape[1] == 2 and np.any(self.limbs[:, 1] >= (1 << 21)):
+            return None
+        return self.to_float()
 
     def same_as(self, other):
         """Exactly equal sums (both normalised)."""
@@ -264,6 +315,28 @@ class ExactSums:
             return False
         (a, b), _ = _aligned([self, other])
         return bool(np.array_equal(a, b))
+
+
+def _segment_sums(limbs, index, k):
+    """``out[g] = sum_{index[i] = g} limbs[i]``, exactly in int64.
+
+    Limbs below ``2**32``, fewer than ``2**31`` rows per group. A sorted
+    ``index`` (the common case: merged sorted values, cells) is summed by
+    ``reduceat``, any other by exact bincounts.
+    """
+    n, n_limbs = limbs.shape
+    out = np.zeros((k, n_limbs), dtype=np.int64)
+    if n == 0 or n_limbs == 0:
+        return out
+    if not np.all(index[1:] >= index[:-1]):
+        # scattered: exact bincounts of the 16-bit digits, limb by limb
+        for j in range(n_limbs):
+            out[:, j] = _exact_bincount(index, limbs[:, j], k)
+        return out
+    sorted_index, rows = index, limbs
+    starts = np.flatnonzero(np.concatenate([[True], sorted_index[1:] != sorted_index[:-1]]))
+    out[sorted_index[starts]] = np.add.reduceat(rows, starts, axis=0)
+    return out
 
 
 def _split_doubles(x):
@@ -295,11 +368,9 @@ def _deposit(index, mant, expo, k):
     for start in range(0, flat.shape[0], _CHUNK):
         part = slice(start, start + _CHUNK)
         f, lo, hi = flat[part], low[part], high[part]
+        # limbs j, j + 1 and j + 2 of the same group (col + 2 < n_limbs)
         out = _exact_bincount(f, lo & _LIMB_MASK, size)
-        # limbs j + 1 and j + 2 of the same group (col + 2 < n_limbs)
-        out[1:] += _exact_bincount(f, (lo >> _LIMB_BITS) + (hi & _LIMB_MASK), size)[
-            :-1
-        ]
+        out[1:] += _exact_bincount(f, (lo >> _LIMB_BITS) + (hi & _LIMB_MASK), size)[:-1]
         out[2:] += _exact_bincount(f, hi >> _LIMB_BITS, size)[:-2]
         piece = _normalized(out.reshape(k, n_limbs), offset)
         total = piece if total is None else total.plus(piece)
@@ -416,13 +487,29 @@ def group_exact(values, neg, pos):
 
     Returns ``(values, neg, pos)`` with strictly increasing values.
     """
-    uniq, inverse = np.unique(values, return_inverse=True)
+    uniq, inverse = unique_inverse(values)
     k = uniq.shape[0]
     return (
         uniq,
         ExactSums.regroup(neg, inverse, k),
         ExactSums.regroup(pos, inverse, k),
     )
+
+
+def unique_inverse(values):
+    """``np.unique(values, return_inverse=True)`` by one stable sort.
+
+    Concatenated sorted runs (merged sketches) sort in linear time.
+    """
+    values = np.asarray(values)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    new = np.concatenate([[True], ordered[1:] != ordered[:-1]]) if ordered.size else (
+        np.zeros(0, dtype=bool)
+    )
+    inverse = np.empty(values.shape[0], dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return ordered[new], inverse
 
 
 def cells_of(values, level):

@@ -14,6 +14,7 @@ from ._grouped import (
     cells_of,
     group,
     group_exact,
+    unique_inverse,
 )
 from ._validation import check_binary_calibration_input
 
@@ -265,7 +266,7 @@ class CalibrationSketch:
             labels=self.labels,
             compact=True,
         )
-        batch = self._new(*_rows_state(y, p, w), max_size=self._max_size)
+        batch = self._new(*_rows_state(y, p, w, self._max_size), max_size=self._max_size)
         merged = self.merge(batch)
         self._state = merged._state
         self._n_rows = merged._n_rows
@@ -606,7 +607,7 @@ def _merge_common(a, b):
     return a if a == b else float("nan")
 
 
-def _rows_state(y, p, w):
+def _rows_state(y, p, w, max_size):
     """``(state, n_rows, common weight)`` of validated rows."""
     n = p.shape[0]
     w0 = float(w[0])
@@ -615,17 +616,71 @@ def _rows_state(y, p, w):
     if integral:
         # float sums of integers below 2**53 are exact: the in-memory grouping
         G = group(y, p, w)
-        index = np.arange(len(G))
-        neg = ExactSums.of_doubles(G.weights - G.positives, index, len(G))
-        pos = ExactSums.of_doubles(G.positives, index, len(G))
+        negatives = G.weights - G.positives
+        if max_size is not None and len(G) > max_size:
+            points = (G.values, negatives, G.positives)
+            return _compact_points(*points, max_size), n, common
+        neg = ExactSums.of_integers(negatives)
+        pos = ExactSums.of_integers(G.positives)
         return _Exact(G.values, neg, pos), n, common
     yf = np.asarray(y, dtype=np.float64)
     wf = np.ascontiguousarray(w, dtype=np.float64)
-    values, index = np.unique(p, return_inverse=True)
+    p = np.ascontiguousarray(p, dtype=np.float64)
+    values, index = unique_inverse(p)
     k = values.shape[0]
-    neg = ExactSums.of_doubles(np.where(yf == 0, wf, 0.0), index, k)
-    pos = ExactSums.of_doubles(np.where(yf != 0, wf, 0.0), index, k)
-    return _Exact(np.ascontiguousarray(values, dtype=np.float64), neg, pos), n, common
+    neg_w = np.where(yf == 0, wf, 0.0)
+    pos_w = np.where(yf != 0, wf, 0.0)
+    if max_size is not None and k > max_size:
+        return _compact_points(p, neg_w, pos_w, max_size), n, common
+    neg = ExactSums.of_doubles(neg_w, index, k)
+    pos = ExactSums.of_doubles(pos_w, index, k)
+    return _Exact(values, neg, pos), n, common
+
+
+def _compact_points(p, neg_w, pos_w, max_size):
+    """The compacted state of weighted points, without per-value exact sums.
+
+    ``p`` are predictions (rows, or distinct values) with the weight of their
+    negative and of their positive outcomes. The level is the finest with at most ``max_size``
+    atoms, exactly as compacting the exact state would choose it.
+    """
+    # distinct cells of the finest level, per class, sorted
+    present = [np.unique(p[neg_w > 0]), np.unique(p[pos_w > 0])]
+    fine = [cells_of(v, MAX_LEVEL) for v in present]
+
+    def count(level):
+        shift = MAX_LEVEL - level
+        total = 0
+        for c in fine:
+            if c.shape[0]:
+                coarse = c >> shift
+                total += 1 + int(np.count_nonzero(coarse[1:] != coarse[:-1]))
+        return total
+
+    lo, hi = 0, MAX_LEVEL
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count(mid) <= max_size:
+            lo = mid
+        else:
+            hi = mid - 1
+    level = lo
+    cell = cells_of(p, level)
+    cells = np.unique(np.concatenate([cells_of(v, level) for v in present]))
+    index = np.searchsorted(cells, cell)
+    k = cells.shape[0]
+    masses, moments = [], []
+    ranges = np.empty((k, 4))
+    ranges[:, 0::2] = np.inf
+    ranges[:, 1::2] = -np.inf
+    for a, weight in enumerate((neg_w, pos_w)):
+        keep = weight > 0
+        idx, v, wk = index[keep], p[keep], weight[keep]
+        masses.append(ExactSums.of_doubles(wk, idx, k))
+        moments.append(ExactSums.products(v, wk, idx, k))
+        np.minimum.at(ranges[:, 2 * a], idx, v)
+        np.maximum.at(ranges[:, 2 * a + 1], idx, v)
+    return _Compacted(level, cells, masses, moments, ranges)
 
 
 def _merge_states(states):
@@ -645,6 +700,11 @@ def _fit(state, max_size):
     if isinstance(state, _Exact):
         if state.size() <= max_size:
             return state
+        negatives, positives = state.neg.as_doubles(), state.pos.as_doubles()
+        if negatives is not None and positives is not None:
+            # integer sums: straight to the compacted state
+            v = state.values
+            return _compact_points(v, negatives, positives, max_size)
         state = state.at_level(MAX_LEVEL)
     level = state.fitting_level(max_size)
     return state.at_level(level) if level < state.level else state

@@ -25,7 +25,7 @@ from skcal._grouped import ExactSums, group
 from skcal.sketch import CalibrationSketch
 
 from cases import random_cases
-from reference import exact_grouped_reference
+from reference import compacted_rows_reference, exact_grouped_reference
 
 CASES = random_cases(71, 260, max_n=70)
 
@@ -116,6 +116,16 @@ def test_exact_sums_are_correctly_rounded_and_order_free():
         for g in range(k):
             expected = float(exact[g] * Fraction(float(v[g])))
             assert product[g] == expected or expected < 2.0**-1000
+        # exact sums of products of two doubles (the atoms' first moments)
+        weights = x[::-1].copy()
+        moment = ExactSums.products(x, weights, index, k).to_float()
+        for g in range(k):
+            rows = np.flatnonzero(index == g)
+            expected = sum(
+                (Fraction(float(x[i])) * Fraction(float(weights[i])) for i in rows),
+                Fraction(0),
+            )
+            assert moment[g] == float(expected) or float(expected) < 2.0**-1000
     # round half to even at the 53rd bit, and a sticky bit far below
     for terms in ([1.0, 2**-53], [1 + 2**-52, 2**-53], [1.0, 2**-53, 2**-900]):
         x = np.array(terms)
@@ -202,6 +212,18 @@ def test_every_measure_of_a_sketch_equals_the_in_memory_value():
             if integral:
                 assert value == held, (measure.__name__, options)
             assert value == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_measure_classes_accept_a_sketch():
+    from skcal.measures import BinnedECE, SmoothCalibrationError, SoftBinnedCDL
+
+    rng = np.random.default_rng(16)
+    p = np.round(rng.random(200), 2)
+    y = (rng.random(200) < p).astype(int)
+    s = CalibrationSketch(y[:90], p[:90]) + CalibrationSketch(y[90:], p[90:])
+    for measure in (SmoothCalibrationError(), SoftBinnedCDL(), BinnedECE(n_bins=8)):
+        assert measure(s) == measure(y, p)
+        assert measure.details(s).value == measure(y, p)
 
 
 class _Held:
@@ -355,3 +377,153 @@ def test_module_examples_run():
     for t in tests:
         runner.run(t)
     assert runner.summarize(verbose=False).failed == 0
+
+
+# --- compaction --------------------------------------------------------------------
+
+
+def _adversarial_cases(rng):
+    """Rows crowded into one cell, straddling cell edges, extreme weights."""
+    cases = []
+    for _ in range(12):
+        n = int(rng.integers(2, 60))
+        # many rows in one cell with mixed outcomes, and a few elsewhere
+        p = np.concatenate([0.5 + rng.random(n) * 2.0**-6, rng.random(3)])
+        y = (rng.random(n + 3) < 0.5).astype(float)
+        cases.append((y, p, np.ones(n + 3)))
+        # values on and next to dyadic cell edges
+        edges = rng.integers(1, 16, n) / 16.0
+        p = np.clip(edges + rng.choice([-1e-12, 0.0, 1e-12, 2.0**-40], n), 0, 1)
+        y = (rng.random(n) < p).astype(float)
+        cases.append((y, p, rng.exponential(size=n)))
+        # extreme weights: one row of almost all the mass per cell
+        p = rng.random(n)
+        w = 10.0 ** rng.uniform(-6, 6, n)
+        y = (rng.random(n) < 1 - p).astype(float)
+        cases.append((y, p, w))
+        # predictions 0 and 1 and a single class
+        p = rng.choice([0.0, 1.0, rng.random(), rng.random()], n)
+        cases.append((np.full(n, float(rng.integers(2))), p, np.ones(n)))
+    return cases
+
+
+BOUNDED = [
+    (smooth_calibration_error, "smooth_calibration_error", {}),
+    (cutoff_calibration_error, "cutoff_calibration_error", {}),
+    (lower_distance_to_calibration, "lower_distance_to_calibration", {"grid": 16}),
+    (calibration_decision_loss, "calibration_decision_loss", {}),
+    (calibration_fixed_decision_loss, "calibration_fixed_decision_loss", {}),
+    (maximum_swap_regret, "maximum_swap_regret", {}),
+    (binned_ece, "binned_ece", {}),
+    (binned_ece, "binned_ece", {"n_bins": 10}),
+    (soft_binned_cdl, "soft_binned_cdl", {}),
+]
+
+
+def test_compacted_sketches_stay_within_their_bounds():
+    rng = np.random.default_rng(11)
+    cases = _adversarial_cases(rng) + CASES[:60]
+    checked = 0
+    for y, p, w in cases:
+        for max_size in (2, 3, 5, 16):
+            s = CalibrationSketch(y, p, w, max_size=max_size)
+            assert s.n_values <= max_size
+            if s.exact:
+                assert set(s.error_bounds().values()) == {0.0}
+                continue
+            checked += 1
+            bounds = s.error_bounds()
+            for measure, name, options in BOUNDED:
+                bound = s._error_bound(name, **options)
+                if not options:
+                    assert bound == bounds[name]
+                value = measure(s, **options)
+                expected = measure(y, p, sample_weight=w, **options)
+                slack = 1e-9 * max(1.0, abs(expected)) + (
+                    1e-6 if name == "lower_distance_to_calibration" else 0.0
+                )
+                assert abs(value - expected) <= bound + slack, (name, options, max_size)
+    assert checked > 100
+
+
+def test_compaction_moves_rows_as_the_reference_does():
+    rng = np.random.default_rng(12)
+    for y, p, w in _adversarial_cases(rng) + CASES[:80]:
+        s = CalibrationSketch(y, p, w, max_size=int(rng.integers(2, 9)))
+        if s.exact:
+            continue
+        ry, rp, rw, moved = compacted_rows_reference(y, p, w, s.level)
+        values = np.concatenate(s._state.atom_values())
+        present = np.concatenate(s._state._atom_present())
+        order = np.lexsort((ry, rp))
+        got_p = values[present]
+        got_y = np.repeat([0.0, 1.0], [int(x.sum()) for x in s._state._atom_present()])
+        got = np.lexsort((got_y, got_p))
+        np.testing.assert_allclose(got_p[got], rp[order], rtol=4e-16, atol=1e-300)
+        np.testing.assert_array_equal(got_y[got], ry[order])
+        assert s.total_weight == pytest.approx(w.sum(), rel=1e-15)
+        assert moved < 2.0**-s.level or (moved == 0 and s.level == 0)
+        g = s.grouped_statistic()
+        assert np.all(np.diff(g.values) > 0) and len(g) <= s.max_size
+
+
+def test_compaction_is_order_free():
+    rng = np.random.default_rng(13)
+    for y, p, w in CASES[:120]:
+        max_size = int(rng.integers(2, 12))
+        whole = CalibrationSketch(y, p, w, max_size=max_size)
+        for _ in range(2):
+            pieces = _sketches(y, p, w, _pieces(rng, len(p), w), max_size=max_size)
+            merged = _merge_in_random_order(rng, pieces)
+            assert merged.to_bytes() == whole.to_bytes()
+        # an exact sketch merged into a budget: the same as building within it
+        exact = _merge_in_random_order(rng, _sketches(y, p, w, _pieces(rng, len(p), w)))
+        assert (CalibrationSketch(max_size=max_size) + exact).to_bytes() == whole.to_bytes()
+
+
+def test_refined_bins_stay_exact_under_compaction():
+    rng = np.random.default_rng(14)
+    for _ in range(30):
+        n = int(rng.integers(50, 400))
+        p = rng.random(n)
+        y = (rng.random(n) < p + rng.uniform(-0.2, 0.2)).astype(int)
+        w = rng.integers(1, 4, n).astype(float)
+        s = CalibrationSketch(y, p, w, max_size=int(rng.integers(8, n // 2)))
+        assert not s.exact
+        for k in range(s.level + 1):
+            for norm in ("l1", "l2", "max"):
+                value, details = binned_ece(s, n_bins=2**k, norm=norm, return_details=True)
+                assert details.error_bound == 0.0
+                expected = binned_ece(y, p, sample_weight=w, n_bins=2**k, norm=norm)
+                assert value == pytest.approx(expected, rel=1e-12, abs=1e-15)
+        for k in range(1, s.level + 1):
+            value = soft_binned_cdl(s, m=2**k)
+            assert value == pytest.approx(
+                soft_binned_cdl(y, p, sample_weight=w, m=2**k), rel=1e-12, abs=1e-15
+            )
+        value, details = soft_binned_cdl(s, return_details=True)
+        if details.error_bound == 0.0:
+            assert np.max(details.levels) <= 2**s.level
+            assert value == pytest.approx(soft_binned_cdl(y, p, sample_weight=w), rel=1e-12)
+
+
+def test_unsupported_options_on_a_compacted_sketch_raise():
+    rng = np.random.default_rng(15)
+    p = rng.random(300)
+    y = (rng.random(300) < p).astype(int)
+    s = CalibrationSketch(y, p, max_size=16)
+    with pytest.raises(ValueError, match="quantile"):
+        binned_ece(s, strategy="quantile")
+    with pytest.raises(ValueError, match="norm='l2'"):
+        binned_ece(s, n_bins=15, norm="l2")
+    with pytest.raises(ValueError, match="m=3"):
+        soft_binned_cdl(s, m=3)
+    with pytest.raises(ValueError, match="No compaction bound"):
+        s._error_bound("utility_calibration_error")
+    for measure, name, options in BOUNDED:
+        if name != "maximum_swap_regret":
+            _, details = measure(s, return_details=True, **options)
+            assert details.error_bound == s._error_bound(name, **options)
+    exact = CalibrationSketch(y, p)
+    _, details = smooth_calibration_error(exact, return_details=True)
+    assert "error_bound" not in details

@@ -61,7 +61,7 @@ Derivation of the closed form
 import numpy as np
 from sklearn.utils import Bunch
 
-from .._grouped import binary_statistic
+from .._grouped import binary_statistic, sketch_error_bound
 from ._common import legacy_details_flag
 
 __all__ = [
@@ -294,7 +294,11 @@ def calibration_decision_loss(
         multiclass=multiclass,
         labels=labels,
     )
-    return cdl_core(statistic, details=return_details)
+    result = cdl_core(statistic, details=return_details)
+    bound = sketch_error_bound(y_true, "calibration_decision_loss")
+    if return_details and bound is not None:
+        result[1]["error_bound"] = bound
+    return result
 
 
 def cdl_core(statistic, details=False):
@@ -468,7 +472,11 @@ def calibration_fixed_decision_loss(
         return value, threshold
     if not return_details:
         return value
-    return value, Bunch(threshold=threshold)
+    details = Bunch(threshold=threshold)
+    bound = sketch_error_bound(y_true, "calibration_fixed_decision_loss")
+    if bound is not None:
+        details["error_bound"] = bound
+    return value, details
 
 
 def fixed_decision_loss_core(statistic):

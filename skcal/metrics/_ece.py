@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 from sklearn.utils import Bunch
 
-from .._grouped import binary_statistic, group
+from .._grouped import binary_statistic, group, sketch_error_bound
 from .._kernels._binning import uniform_bin_sums
 from .._validation import check_binary_calibration_input
 
@@ -120,11 +120,18 @@ def binned_ece(
     n_bins = int(n_bins)
     if callable(getattr(y_true, "grouped_statistic", None)):  # a sketch
         statistic = binary_statistic(y_true, y_prob, sample_weight)
+        # a compacted sketch: bounded (or refused) before anything is computed
+        bound = sketch_error_bound(
+            y_true, "binned_ece", n_bins=n_bins, strategy=strategy, norm=norm
+        )
         value, bin_of_value, wsum = _ece_grouped(statistic, n_bins, strategy, norm)
         if not return_details:
             return value
         y, p, w = _rows_of(statistic)
-        return value, _bin_details(y, p, w, bin_of_value, wsum)
+        details = _bin_details(y, p, w, bin_of_value, wsum)
+        if bound is not None:
+            details["error_bound"] = bound
+        return value, details
     y, p, w = check_binary_calibration_input(
         y_true,
         y_prob,
