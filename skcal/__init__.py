@@ -33,6 +33,7 @@ from .metrics import (
 from .online import OnlineMSRForecaster, OnlineRecalibratedClassifier
 from .recalibration import RecalibratedClassifier, UtilityPatchingRecalibrator
 from .scorers import CalibrationScorer, get_scorer, get_scorer_names, make_scorers
+from .sketch import CalibrationSketch
 from .tester import CalibrationTester, CalibrationTestResult
 from .utilities import (
     DCG,
@@ -104,4 +105,5 @@ __all__ = [
     "RecalibratedClassifier",
     "OnlineMSRForecaster",
     "OnlineRecalibratedClassifier",
+    "CalibrationSketch",
 ]

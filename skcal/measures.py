@@ -72,12 +72,13 @@ class _CalibrationMeasure(BaseEstimator):
     def _function(self):
         return getattr(metrics, self._function_name)
 
-    def __call__(self, y_true, y_prob, sample_weight=None):
+    def __call__(self, y_true, y_prob=None, sample_weight=None):
         """Value of the measure on ``(y_true, y_prob)``.
 
         Parameters
         ----------
-        y_true : array-like of shape (n_samples,)
+        y_true : array-like of shape (n_samples,), or a calibration sketch
+            (then ``y_prob`` and ``sample_weight`` are None; binary measures)
         y_prob : array-like of shape (n_samples,) or (n_samples, n_classes)
         sample_weight : array-like of shape (n_samples,), default=None
 
@@ -89,7 +90,7 @@ class _CalibrationMeasure(BaseEstimator):
             y_true, y_prob, sample_weight=sample_weight, **self.get_params(deep=False)
         )
 
-    def details(self, y_true, y_prob, sample_weight=None):
+    def details(self, y_true, y_prob=None, sample_weight=None):
         """Value and everything the measure can report about it.
 
         Returns

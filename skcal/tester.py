@@ -829,7 +829,9 @@ class _BinaryData:
     The null redraws the positive weight of each distinct prediction: for
     equal weights ``c`` a ``c * Binomial(count, v)`` per value (exactly the law
     of the group sum of ``y* ~ Bernoulli(p)``), otherwise one Bernoulli per row
-    summed into its group through an index computed once.
+    summed into its group through an index computed once. A calibration
+    sketch of rows of one weight ``c`` gets the same exact law from its counts
+    (``CalibrationSketch`` refuses compacted or mixed-weight sketches).
     """
 
     def __init__(self, measure, y_true, y_prob, sample_weight, pos_label, labels):
@@ -840,19 +842,27 @@ class _BinaryData:
                     "predictions and weights: pass y_prob=None and sample_weight=None."
                 )
             G = y_true.grouped_statistic()
-            counts = np.asarray(G.weights, dtype=np.float64)
-            if not np.all(counts == np.round(counts)):
-                raise ValueError(
-                    f"The {type(y_true).__name__} has non-integer weights; the "
-                    "tester reads a summary's weights as counts of unit-weight "
-                    "samples (the null law of weighted rows needs the rows)."
-                )
-            self.n = int(round(G.total))
+            null_counts = getattr(y_true, "_null_counts", None)
+            if callable(null_counts):
+                # a CalibrationSketch: rows of one weight c, so a value's
+                # positive weight is exactly c Binomial(count, v) (it raises
+                # for compacted sketches and for rows of different weights)
+                counts, scale = null_counts()
+            else:
+                counts, scale = np.asarray(G.weights, dtype=np.float64), 1.0
+                if not np.all(counts == np.round(counts)):
+                    raise ValueError(
+                        f"The {type(y_true).__name__} has non-integer weights; the "
+                        "tester reads a summary's weights as counts of unit-weight "
+                        "samples (the null law of weighted rows needs the rows)."
+                    )
+            n = float(counts.sum())
+            self.n = int(n)
             self.p = self.w = None
-            self.scale = 1.0
+            self.scale = scale
             self.counts = counts
-            self.n_eff = G.total
-            self.max_share = 1.0 / G.total
+            self.n_eff = n
+            self.max_share = 1.0 / n
         else:
             params = measure.get_params(deep=False)
             if pos_label is not None:

@@ -62,7 +62,7 @@ Derivation of the closed form
 import numpy as np
 from sklearn.utils import Bunch
 
-from .._grouped import binary_statistic
+from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels._interval import decision_hull
 from ._common import legacy_details_flag
 
@@ -215,7 +215,10 @@ def calibration_decision_loss(
           improves most; any small perturbation of the task realises this;
         - ``lower_bound``, ``upper_bound``: ``S`` and ``2 S`` of Bairaktari
           et al., Lemma 2.2;
-        - ``threshold``: the ``mu`` attaining ``S``.
+        - ``threshold``: the ``mu`` attaining ``S``;
+        - ``error_bound`` (only when ``y_true`` is a compacted
+          ``CalibrationSketch``): how far ``value`` may be from the value on
+          the sketched rows (see ``skcal.sketch.CalibrationSketch``).
 
     See Also
     --------
@@ -257,7 +260,11 @@ def calibration_decision_loss(
         multiclass=multiclass,
         labels=labels,
     )
-    return cdl_core(statistic, details=return_details)
+    result = cdl_core(statistic, details=return_details)
+    bound = sketch_error_bound(y_true, "calibration_decision_loss")
+    if return_details and bound is not None:
+        result[1]["error_bound"] = bound
+    return result
 
 
 def _profile_hull(statistic):
@@ -416,7 +423,9 @@ def calibration_fixed_decision_loss(
     value : float
         ``S``, in ``[0, 1]``.
     details : Bunch
-        Only with ``return_details=True``: ``threshold``, a float.
+        Only with ``return_details=True``: ``threshold``, a float (and
+        ``error_bound`` for a compacted ``CalibrationSketch``, see
+        ``skcal.sketch.CalibrationSketch``).
 
     See Also
     --------
@@ -446,7 +455,11 @@ def calibration_fixed_decision_loss(
         return value, threshold
     if not return_details:
         return value
-    return value, Bunch(threshold=threshold)
+    details = Bunch(threshold=threshold)
+    bound = sketch_error_bound(y_true, "calibration_fixed_decision_loss")
+    if bound is not None:
+        details["error_bound"] = bound
+    return value, details
 
 
 def fixed_decision_loss_core(statistic):

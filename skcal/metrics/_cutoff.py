@@ -2,7 +2,7 @@
 
 from sklearn.utils import Bunch
 
-from .._grouped import binary_statistic
+from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels._interval import max_abs_interval_grouped
 from ._common import legacy_details_flag
 
@@ -70,6 +70,10 @@ def cutoff_calibration_error(
         sign : int
             +1: outcomes above predictions there (under-confident); -1:
             over-confident; 0: no bias anywhere.
+        error_bound : float
+            Only when ``y_true`` is a compacted ``CalibrationSketch``: a bound
+            on how far ``value`` may be from the value on the sketched rows
+            (see ``skcal.sketch.CalibrationSketch``).
 
     Examples
     --------
@@ -97,7 +101,11 @@ def cutoff_calibration_error(
         return value, interval, sign
     if not return_details:
         return value
-    return value, Bunch(interval=interval, sign=sign)
+    details = Bunch(interval=interval, sign=sign)
+    bound = sketch_error_bound(y_true, "cutoff_calibration_error")
+    if bound is not None:
+        details["error_bound"] = bound
+    return value, details
 
 
 def cutoff_core(statistic):

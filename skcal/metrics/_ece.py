@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 from sklearn.utils import Bunch
 
-from .._grouped import binary_statistic, group
+from .._grouped import binary_statistic, group, sketch_error_bound
 from .._kernels._binning import uniform_bin_sums
 from .._validation import check_binary_calibration_input
 
@@ -93,7 +93,9 @@ def binned_ece(
         ``bin_confidence`` (mean prediction ``E[p | B_k]``),
         ``bin_accuracy`` (``E[y | B_k]``), ``bin_lower`` and ``bin_upper``
         (smallest and largest prediction of positive weight in the bin);
-        NaN for empty bins.
+        NaN for empty bins. For a compacted ``CalibrationSketch`` also
+        ``error_bound`` (0.0 when ``n_bins`` is a power of two at most the
+        sketch's ``2**level``; see ``skcal.sketch.CalibrationSketch``).
 
     Examples
     --------
@@ -120,11 +122,18 @@ def binned_ece(
     n_bins = int(n_bins)
     if callable(getattr(y_true, "grouped_statistic", None)):  # a sketch
         statistic = binary_statistic(y_true, y_prob, sample_weight)
+        # a compacted sketch: bounded (or refused) before anything is computed
+        bound = sketch_error_bound(
+            y_true, "binned_ece", n_bins=n_bins, strategy=strategy, norm=norm
+        )
         value, bin_of_value, wsum = _ece_grouped(statistic, n_bins, strategy, norm)
         if not return_details:
             return value
         y, p, w = _rows_of(statistic)
-        return value, _bin_details(y, p, w, bin_of_value, wsum)
+        details = _bin_details(y, p, w, bin_of_value, wsum)
+        if bound is not None:
+            details["error_bound"] = bound
+        return value, details
     y, p, w = check_binary_calibration_input(
         y_true,
         y_prob,

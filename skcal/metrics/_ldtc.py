@@ -7,7 +7,7 @@ from scipy import sparse
 from scipy.optimize import linprog
 from sklearn.utils import Bunch
 
-from .._grouped import binary_statistic
+from .._grouped import binary_statistic, sketch_error_bound
 from ._common import legacy_details_flag
 
 __all__ = ["grid_points", "ldtc_core", "lower_distance_to_calibration"]
@@ -128,7 +128,9 @@ def lower_distance_to_calibration(
         ``dCE^U`` of the data on the grid, in ``[0, 1]``.
     details : Bunch
         Only with ``return_details=True``: ``bound``, the pair
-        ``(lower, upper)`` with ``lower <= dCE <= upper = value``.
+        ``(lower, upper)`` with ``lower <= dCE <= upper = value`` (and
+        ``error_bound`` for a compacted ``CalibrationSketch``, see
+        ``skcal.sketch.CalibrationSketch``).
 
     See Also
     --------
@@ -166,7 +168,13 @@ def lower_distance_to_calibration(
         return value
     h = float(np.max(np.diff(points)))
     bound = (max(value - h, 0.0), value)
-    return (value, bound) if legacy else (value, Bunch(bound=bound))
+    if legacy:
+        return value, bound
+    details = Bunch(bound=bound)
+    error_bound = sketch_error_bound(y_true, "lower_distance_to_calibration")
+    if error_bound is not None:
+        details["error_bound"] = error_bound
+    return value, details
 
 
 def ldtc_core(statistic, points):

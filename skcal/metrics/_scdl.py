@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 from sklearn.utils import Bunch
 
-from .._grouped import group
+from .._grouped import group, sketch_error_bound
 from .._kernels._binning import coarsen, scdl_level, soft_bin
 from .._validation import check_binary_calibration_input
 
@@ -113,6 +113,8 @@ def soft_binned_cdl(
         - ``exact`` : bool, False only when ``m*`` was not found up to
           ``2**40`` (see ``value``).
         - ``upper_bound`` : float, ``value`` when exact, else ``2**-40``.
+        - ``error_bound`` : float, only when ``y_true`` is a compacted
+          ``CalibrationSketch`` (see ``skcal.sketch.CalibrationSketch``).
 
     Examples
     --------
@@ -157,6 +159,12 @@ def soft_binned_cdl(
         )
     details = _scdl(source, m)
     value = details.pop("value")
+    # a compacted sketch: exact up to its grid, bounded past it (or refused)
+    bound = sketch_error_bound(
+        y_true, "soft_binned_cdl", m=m, levels=details["levels"]
+    )
+    if bound is not None:
+        details["error_bound"] = bound
     if not return_details:
         return value
     return value, details

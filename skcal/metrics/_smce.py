@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.utils import Bunch
 
-from .._grouped import binary_statistic
+from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels._flow import backtrack, dual_frontiers, smce_value
 from ._common import legacy_details_flag
 
@@ -84,6 +84,10 @@ def smooth_calibration_error(
             ``sum_k b_k x_k = value``. Its linear interpolation is an optimal
             1-Lipschitz test on ``[0, 1]``; positive where outcomes exceed
             predictions (under-confidence), negative where they fall short.
+        error_bound : float
+            Only when ``y_true`` is a compacted ``CalibrationSketch``: a bound
+            on how far ``value`` may be from the value on the sketched rows
+            (see ``skcal.sketch.CalibrationSketch``).
 
     Examples
     --------
@@ -113,7 +117,11 @@ def smooth_calibration_error(
     value, witness = smce_core(statistic, witness=True)
     if legacy:
         return value, statistic.values, witness
-    return value, Bunch(points=statistic.values, witness=witness)
+    details = Bunch(points=statistic.values, witness=witness)
+    bound = sketch_error_bound(y_true, "smooth_calibration_error")
+    if bound is not None:
+        details["error_bound"] = bound
+    return value, details
 
 
 def smce_core(statistic, witness=False):
