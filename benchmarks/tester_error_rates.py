@@ -104,28 +104,30 @@ def sequential_experiments(quick):
 
 def tolerant_experiments(quick):
     """Tolerant testers (tolerance 0.02): null boundary and power."""
-    small, large = ([200, 1000], [200]) if quick else ([200, 1000, 5000], [200, 1000])
-    r_fast, r_slow = (100, 40) if quick else (400, 100)
+    small, large = ([200, 1000], [200]) if quick else ([1000, 5000], [200, 1000])
+    r_null, r_power, r_slow = (100, 40, 40) if quick else (400, 100, 100)
     b_fast, b_slow = (99, 24) if quick else (199, 49)
     out = []
     for measure, sizes, reps, b in (
-        ("smce", small, r_fast, b_fast),
+        ("smce", small, r_null, b_fast),
         ("dce", large, r_slow, b_slow),
     ):
         tolerant = dict(measure=measure, tolerance=0.02, n_resamples=b)
         out.append((lemma1(0.02), tolerant, sizes, reps, "<= alpha"))
         out.append((shifted(0.02), tolerant, sizes, reps, "<= alpha"))
         out.append((two_point(0.1, 0.2), tolerant, sizes, reps, "<= alpha"))
+        power = min(reps, r_power)
         if measure == "smce":
-            out.append((shifted(0.1), tolerant, sizes, reps, "power"))
-            out.append((shifted(0.15), tolerant, sizes, reps, "power"))
-        out.append((shifted(0.3), tolerant, sizes, reps, "power"))
+            out.append((shifted(0.1), tolerant, sizes, power, "power"))
+            out.append((shifted(0.15), tolerant, sizes, power, "power"))
+        out.append((shifted(0.3), tolerant, sizes, power, "power"))
     # the default number of resamples (999): min_eps as the tester reports it
     default = dict(measure="smce", tolerance=0.02)
     n_default = [1000] if quick else [5000]
+    r_default = 20 if quick else 50
     for make in (lemma1(0.02), shifted(0.02), two_point(0.1, 0.2)):
-        out.append((make, default, n_default, r_slow, "<= alpha"))
-    out.append((shifted(0.1), default, n_default, r_slow, "power"))
+        out.append((make, default, n_default, r_default, "<= alpha"))
+    out.append((shifted(0.1), default, n_default, r_default, "power"))
     return out
 
 
