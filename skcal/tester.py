@@ -173,8 +173,8 @@ class CalibrationTester(BaseEstimator):
         is only reported beside ``min_epsilon``.
     tolerance : float, default=0.0
         ``epsilon_2`` of the paper's Definition 4, in ``[0, 1)``: the null hypothesis
-        is ``dCE <= tolerance``. Above 0 it needs ``measure`` "smce" or
-        "dce" (measures that are Lipschitz in the predictions).
+        is ``dCE <= tolerance``. Above 0 it needs ``measure`` "smce" (then
+        below 0.2) or "dce" (measures that are Lipschitz in the predictions).
     alpha : float, default=0.05
         Error probability, in ``(0, 1)``: of a false "not calibrated" (both
         modes) and of a false "calibrated" when dCE >= ``epsilon`` (theory
@@ -734,6 +734,14 @@ default=None
                         f"predictions ('smce' or 'dce'), not {name!r}."
                     )
                 l_v, l_y = lipschitz
+                if name == "smce" and self.tolerance >= 0.2:
+                    raise ValueError(
+                        f"tolerance={self.tolerance} is too large for measure "
+                        "'smce': the tolerant smCE test is limited to tolerance "
+                        "< 0.2 (dCE <= tolerance allows smCE up to 2 * tolerance, "
+                        "so near that limit the test could never reject at "
+                        "practical n; from 2/3 on it could never reject at all)."
+                    )
                 if name != "smce" and (2 * l_v + l_y) * self.tolerance >= (
                     measure._max_value
                 ):
