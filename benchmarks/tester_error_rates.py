@@ -11,8 +11,12 @@ independent data sets on which the tester answers "not calibrated":
   Section 6): the power, to compare with ``1 - alpha`` where the tester
   certifies ``e`` (``e >= min_epsilon``) and as information elsewhere;
 * tolerant testers (``tolerance = e2``) at the boundary of their null
-  (dCE = e2 exactly: 002 Lemma 1's constant prediction against a fair coin,
-  and the shift): the false alarm rate, at most alpha.
+  (dCE = e2 exactly: Lemma 1 of Hu, Jambulapati, Tian and Yang, *Testing
+  Calibration in Nearly-Linear Time* (a constant prediction against a fair
+  coin), the shift, and predictions that move with the outcome, ``v = a + c``
+  if ``y = 1`` else ``a``, ``y ~ Bern(a)``, dCE = a c, whose smCE is
+  ``(2 - a - c)`` times dCE): the false alarm rate, at most alpha; and their
+  power on shifts beyond the tolerance.
 
 Each rate is printed with two binomial standard errors and the median
 ``min_epsilon`` of the tester at that n.
@@ -26,6 +30,7 @@ number of resamples drawn.
     python benchmarks/tester_error_rates.py                    # 20 min on 2 cores
     python benchmarks/tester_error_rates.py --quick            # about 2 min
     python benchmarks/tester_error_rates.py --sequential-only  # default tester only
+    python benchmarks/tester_error_rates.py --tolerant-only    # tolerance > 0 only
 """
 
 import argparse
@@ -70,6 +75,15 @@ def lemma1(e):
     return make
 
 
+def two_point(a, c):
+    def make(rng, n):
+        y = rng.random(n) < a
+        return y, np.where(y, a + c, a)
+
+    make.__name__ = f"v=a+{c:g}y, a={a:g}, y~Bern(a) (dCE={a * c:g})"
+    return make
+
+
 calibrated_uniform.__name__ = "calibrated, v ~ U[0,1]"
 calibrated_skewed.__name__ = "calibrated, v ~ Beta(.5,4)"
 
@@ -85,6 +99,35 @@ def sequential_experiments(quick):
     ]
     for e in (0.02, 0.05, 0.1):
         out.append((shifted(e), params, small, reps, "power"))
+    return out
+
+
+def tolerant_experiments(quick):
+    """Tolerant testers (tolerance 0.02): null boundary and power."""
+    small, large = ([200, 1000], [200]) if quick else ([1000, 5000], [200, 1000])
+    r_null, r_power, r_slow = (100, 40, 40) if quick else (400, 100, 100)
+    b_fast, b_slow = (99, 24) if quick else (199, 49)
+    out = []
+    for measure, sizes, reps, b in (
+        ("smce", small, r_null, b_fast),
+        ("dce", large, r_slow, b_slow),
+    ):
+        tolerant = dict(measure=measure, tolerance=0.02, n_resamples=b)
+        out.append((lemma1(0.02), tolerant, sizes, reps, "<= alpha"))
+        out.append((shifted(0.02), tolerant, sizes, reps, "<= alpha"))
+        out.append((two_point(0.1, 0.2), tolerant, sizes, reps, "<= alpha"))
+        power = min(reps, r_power)
+        if measure == "smce":
+            out.append((shifted(0.1), tolerant, sizes, power, "power"))
+            out.append((shifted(0.15), tolerant, sizes, power, "power"))
+        out.append((shifted(0.3), tolerant, sizes, power, "power"))
+    # the default number of resamples (999): min_eps as the tester reports it
+    default = dict(measure="smce", tolerance=0.02)
+    n_default = [1000] if quick else [5000]
+    r_default = 20 if quick else 50
+    for make in (lemma1(0.02), shifted(0.02), two_point(0.1, 0.2)):
+        out.append((make, default, n_default, r_default, "<= alpha"))
+    out.append((shifted(0.1), default, n_default, r_default, "power"))
     return out
 
 
@@ -106,14 +149,7 @@ def experiments(quick):
     dce = dict(measure="dce", n_resamples=b_slow, resampling_risk=None)
     out.append((calibrated_uniform, dce, large, r_slow, "<= alpha"))
     out.append((shifted(0.05), dce, large, r_slow, "power"))
-    for measure, sizes, reps, b in (
-        ("smce", small, r_fast, b_fast),
-        ("dce", large, r_slow, b_slow),
-    ):
-        tolerant = dict(measure=measure, tolerance=0.02, n_resamples=b)
-        out.append((lemma1(0.02), tolerant, sizes, reps, "<= alpha"))
-        out.append((shifted(0.02), tolerant, sizes, reps, "<= alpha"))
-        out.append((shifted(0.3), tolerant, sizes, reps, "power"))
+    out.extend(tolerant_experiments(quick))
     for measure in ("smce", "dce"):
         theory = dict(measure=measure, threshold="theory", epsilon=0.3)
         out.append((calibrated_uniform, theory, small, r_fast, "<= alpha"))
@@ -137,7 +173,7 @@ def describe(params):
     if params.get("threshold") == "theory":
         parts.append(f"theory eps={params['epsilon']:g}")
     elif "n_resamples" not in params:
-        parts.append("sequential B<=999")
+        parts.append("B=999" if params.get("tolerance") else "sequential B<=999")
     else:
         parts.append(f"fixed B={params['n_resamples']}")
     if params.get("tolerance"):
@@ -149,6 +185,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--sequential-only", action="store_true")
+    parser.add_argument("--tolerant-only", action="store_true")
     parser.add_argument("--n-jobs", type=int, default=-1)
     args = parser.parse_args()
     print(
@@ -162,11 +199,12 @@ def main():
     )
     print(header)
     start = time.perf_counter()
-    chosen = (
-        sequential_experiments(args.quick)
-        if args.sequential_only
-        else experiments(args.quick)
-    )
+    if args.sequential_only:
+        chosen = sequential_experiments(args.quick)
+    elif args.tolerant_only:
+        chosen = tolerant_experiments(args.quick)
+    else:
+        chosen = experiments(args.quick)
     for index, (make, params, sizes, reps, expect) in enumerate(chosen):
         for n in sizes:
             t0 = time.perf_counter()

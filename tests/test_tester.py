@@ -704,3 +704,223 @@ def test_tolerance_that_can_never_reject_raises(measure, tolerance):
     y, p = calibrated(rng, 100)
     with pytest.raises(ValueError, match="could never reject"):
         CalibrationTester(measure, tolerance=tolerance).fit(y, p)
+
+
+def test_large_smce_tolerance_still_rejects_what_is_far_outside():
+    # the smCE threshold adapts to the data (its bound on moving predictions
+    # uses the data's own optimal test): predictions 0 for outcomes 1
+    # (dCE = 1) are rejected at tolerance 0.15
+    y, p = np.ones(2000), np.zeros(2000)
+    result = CalibrationTester(tolerance=0.15, n_resamples=99, random_state=0).decide(
+        y, p
+    )
+    assert not result.calibrated and result.statistic == 1.0
+
+
+# --- the tolerant resample test (dCE <= tolerance) ---------------------------
+
+from skcal.tester import (  # noqa: E402
+    _LAGRANGE_GRID,
+    _bernstein,
+    _coupling_plan,
+    _SmceMoveBound,
+)
+
+from reference import (  # noqa: E402
+    coupling_failures_reference,
+    smce_move_gap_bruteforce,
+)
+
+
+def two_point(rng, n, a, d):
+    """y ~ Bern(a); v = a + d if y = 1 else a: dCE = a d, smCE = a d (2 - a - d).
+
+    The calibrated predictions u = a are at distance a d; the predictions
+    move with the outcome, so smCE is 1.7 dCE at a = 0.1, d = 0.2: the
+    hardest kind of null for a statistic that is 2-Lipschitz in the
+    predictions.
+    """
+    y = (rng.random(n) < a).astype(float)
+    return y, np.where(y == 1, a + d, a)
+
+
+def test_two_point_null_is_at_the_boundary():
+    y, p, w = [0, 1], [0.1, 0.3], [0.9, 0.1]
+    assert lower_distance_to_calibration(y, p, sample_weight=w, grid=1000) == (
+        pytest.approx(0.02, abs=1e-9)
+    )
+    assert smooth_calibration_error(y, p, sample_weight=w) == pytest.approx(0.034)
+
+
+def test_tolerant_smce_is_valid_at_the_null_boundary():
+    # 200 data sets per boundary distribution (dCE = tolerance exactly): the
+    # tolerant test may reject at most alpha + 3 binomial standard errors;
+    # the plain test (tolerance 0) rejects many of them
+    eps2, n, n_datasets = 0.05, 300, 200
+    makers = [
+        lambda rng: ((rng.random(n) < 0.5).astype(float), np.full(n, 0.5 + eps2)),
+        lambda rng: shifted(rng, n, eps2),
+        lambda rng: two_point(rng, n, 0.2, 0.25),
+    ]
+    for seed, make in enumerate(makers):
+        rate = rejection_rate(
+            make, n_datasets, 40 + seed, tolerance=eps2, n_resamples=49
+        )
+        assert rate <= 0.05 + monte_carlo_slack(0.05, n_datasets)
+        plain = rejection_rate(
+            make, 20, 40 + seed, n_resamples=49, resampling_risk=None
+        )
+        assert plain >= 0.25
+
+
+def test_tolerant_smce_certifies_small_epsilon_at_n_5000():
+    # the old rule (threshold shifted by 5 A' + t_F) certified 0.39 here
+    rng = np.random.default_rng(41)
+    for y, p in (
+        ((rng.random(5000) < 0.5).astype(float), np.full(5000, 0.52)),
+        shifted(rng, 5000, 0.02),
+    ):
+        result = CalibrationTester(tolerance=0.02, random_state=0).decide(y, p)
+        assert result.calibrated
+        assert result.min_epsilon <= 0.25
+        # and it rejects a shift of 0.12 at that n
+        y_far, p_far = shifted(rng, 5000, 0.12)
+        far = CalibrationTester(tolerance=0.02, random_state=0).decide(y_far, p_far)
+        assert not far.calibrated
+
+
+def test_tolerant_result_is_reproducible_and_independent_of_n_jobs():
+    rng = np.random.default_rng(42)
+    y, p = shifted(rng, 400, 0.05)
+    w = rng.integers(1, 4, 400).astype(float)
+    runs = [
+        CalibrationTester(
+            tolerance=0.02, n_resamples=99, random_state=3, n_jobs=jobs
+        ).fit(y, p, sample_weight=w)
+        for jobs in (1, 2)
+    ]
+    assert runs[1].result_ == runs[0].result_
+    np.testing.assert_array_equal(runs[1].null_statistics_, runs[0].null_statistics_)
+
+
+def test_coupling_plan_against_the_binomial_law():
+    for n_resamples in (24, 99, 199, 999):
+        for level in (0.01, 0.05, 0.2, 0.5):
+            plan = _coupling_plan(level, n_resamples)
+            k = math.floor(0.8 * level * (n_resamples + 1) + 1e-9)
+            if k < 1:
+                assert plan is None
+                continue
+            k_plan, j, delta = plan
+            assert k_plan == k and j == k // 2
+            # P(more than j of B coupling bounds fail) <= 0.1 level, and tight
+            assert coupling_failures_reference(n_resamples, j, delta) <= (
+                0.1 * level * (1 + 1e-9)
+            )
+            assert coupling_failures_reference(n_resamples, j, delta * 1.01) > (
+                0.1 * level
+            )
+
+
+def _move_bound(y, p, w):
+    y = np.asarray(y, dtype=float)
+    G = group((y == 1).astype(np.uint8), np.asarray(p, dtype=float), w)
+    return _SmceMoveBound(G, smooth_calibration_error(y, p, sample_weight=w))
+
+
+def test_smce_move_gap_against_bruteforce():
+    # the exact piecewise minimum of the fast path against a dense grid: the
+    # grid's gap is below the exact one by at most (2 + lambda) / 4000
+    rng = np.random.default_rng(43)
+    checked = 0
+    for case in range(60):
+        n = [1, 2, 5, 12, 30][case % 5]
+        if case % 6 == 0:  # ties
+            p = rng.choice([0.0, 0.3, 0.31, 1.0], n)
+        else:
+            p = rng.uniform(size=n) ** (1 + case % 3)
+        y = (rng.random(n) < np.clip(p + rng.normal(0, 0.2), 0, 1)).astype(float)
+        if case % 7 == 0:
+            y[:] = case % 2  # one class
+        w = rng.integers(1, 4, n).astype(float) if case % 2 else np.ones(n)
+        bound = _move_bound(y, p, w)
+        for index in (0, 10, 40, 80):
+            lam = _LAGRANGE_GRID[index]
+            want = smce_move_gap_bruteforce(y, p, w, lam)
+            got = bound.gaps[index]
+            assert want - 1e-9 <= got <= want + (2 + lam) / 4000 + 1e-9
+            checked += 1
+    assert checked == 240
+
+
+def test_smce_move_bound_holds_for_moved_predictions():
+    # smCE(p, y) - smCE(u, y) <= bound(mean |u - p|) for every u in [0, 1]^n:
+    # random moves, one row moved far, every row moved one way, and the
+    # two-point construction where smCE falls by 1.7 times the distance
+    rng = np.random.default_rng(44)
+    worst = 0.0
+    for case in range(120):
+        n = [1, 3, 10, 40][case % 4]
+        p = rng.uniform(size=n)
+        if case % 5 == 0:
+            p = rng.choice([0.0, 0.5, 1.0], n)
+        y = (rng.random(n) < p).astype(float)
+        w = rng.integers(1, 5, n).astype(float) if case % 3 == 0 else np.ones(n)
+        bound = _move_bound(y, p, w)
+        value = smooth_calibration_error(y, p, sample_weight=w)
+        kind = case % 4
+        for _ in range(10):
+            if kind == 0:
+                u = np.clip(p + rng.normal(0, 0.1, n), 0, 1)
+            elif kind == 1:
+                u = p.copy()
+                i = rng.integers(n)
+                u[i] = rng.uniform()
+            elif kind == 2:
+                u = np.clip(p - rng.uniform(0, 0.2) * np.sign(rng.normal()), 0, 1)
+            else:
+                u = np.where(y == 1, p - rng.uniform(0, 0.3, n), p)
+                u = np.clip(u, 0, 1)
+            distance = float(np.average(np.abs(u - p), weights=w))
+            drop = value - smooth_calibration_error(y, u, sample_weight=w)
+            assert drop <= bound(distance) + 1e-12
+            if distance > 0:
+                worst = max(worst, drop / distance)
+    assert worst > 1.0  # the factor above 1 is met, so the check has teeth
+    # the two-point data: u = 0.1 everywhere is calibrated at distance 0.02
+    y, p = [0, 1], np.array([0.1, 0.3])
+    w = np.array([0.9, 0.1])
+    bound = _move_bound(y, p, w)
+    assert bound(0.02) >= 0.034 - 1e-12
+
+
+def test_per_draw_coupling_bound_by_simulation():
+    # smCE(u, y*_u) - smCE(p, y*_p) with y*_u = 1{U < u}, y*_p = 1{U < p} and
+    # the same uniforms exceeds A/2 + t_G + (1 + spread) t_M with probability
+    # at most delta (Notes of CalibrationTester)
+    rng = np.random.default_rng(45)
+    n, delta, n_draws = 200, 0.05, 1500
+    for case in range(3):
+        p = rng.uniform(size=n)
+        if case == 0:
+            u = np.clip(p + rng.normal(0, 0.05, n), 0, 1)
+        elif case == 1:
+            u = np.where(rng.random(n) < 0.1, 0.5, p)
+        else:
+            u = np.clip(p - 0.04, 0, 1)
+        A = float(np.mean(np.abs(u - p)))
+        share = 1 / n
+        spread = float(p.max() - p.min())
+        allowed = (
+            A / 2
+            + _bernstein(share * A / 4, share, delta / 2)
+            + (1 + spread) * _bernstein(share * A, share, delta / 4)
+        )
+        U = rng.random((n_draws, n))
+        exceed = 0
+        for b in range(n_draws):
+            y_u = (U[b] < u).astype(float)
+            y_p = (U[b] < p).astype(float)
+            gap = smooth_calibration_error(y_u, u) - smooth_calibration_error(y_p, p)
+            exceed += gap > allowed
+        assert exceed / n_draws <= delta + 3 * math.sqrt(delta * (1 - delta) / n_draws)
