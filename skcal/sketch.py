@@ -645,7 +645,10 @@ def _compact_points(p, neg_w, pos_w, max_size):
     atoms, exactly as compacting the exact state would choose it.
     """
     # distinct cells of the finest level, per class, sorted
-    present = [np.unique(p[neg_w > 0]), np.unique(p[pos_w > 0])]
+    if np.all(p[1:] > p[:-1]):  # distinct values already (grouped rows)
+        present = [p[neg_w > 0], p[pos_w > 0]]
+    else:
+        present = [np.unique(p[neg_w > 0]), np.unique(p[pos_w > 0])]
     fine = [cells_of(v, MAX_LEVEL) for v in present]
 
     def count(level):

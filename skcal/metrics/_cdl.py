@@ -252,7 +252,10 @@ def calibration_decision_loss(
           improves most; any small perturbation of the task realises this;
         - ``lower_bound``, ``upper_bound``: ``S`` and ``2 S`` of 000
           Lemma 2.2;
-        - ``threshold``: the ``mu`` attaining ``S``.
+        - ``threshold``: the ``mu`` attaining ``S``;
+        - ``error_bound`` (only when ``y_true`` is a compacted
+          ``CalibrationSketch``): how far ``value`` may be from the value on
+          the sketched rows (see ``skcal.sketch.CalibrationSketch``).
 
     See Also
     --------
@@ -442,7 +445,9 @@ def calibration_fixed_decision_loss(
     value : float
         ``S``, in ``[0, 1]``.
     details : Bunch
-        Only with ``return_details=True``: ``threshold``, a float.
+        Only with ``return_details=True``: ``threshold``, a float (and
+        ``error_bound`` for a compacted ``CalibrationSketch``, see
+        ``skcal.sketch.CalibrationSketch``).
 
     See Also
     --------

@@ -70,6 +70,10 @@ def cutoff_calibration_error(
         sign : int
             +1: outcomes above predictions there (under-confident); -1:
             over-confident; 0: no bias anywhere.
+        error_bound : float
+            Only when ``y_true`` is a compacted ``CalibrationSketch``: a bound
+            on how far ``value`` may be from the value on the sketched rows
+            (see ``skcal.sketch.CalibrationSketch``).
 
     Examples
     --------

@@ -93,7 +93,9 @@ def binned_ece(
         ``bin_confidence`` (mean prediction ``E[p | B_k]``),
         ``bin_accuracy`` (``E[y | B_k]``), ``bin_lower`` and ``bin_upper``
         (smallest and largest prediction of positive weight in the bin);
-        NaN for empty bins.
+        NaN for empty bins. For a compacted ``CalibrationSketch`` also
+        ``error_bound`` (0.0 when ``n_bins`` is a power of two at most the
+        sketch's ``2**level``; see ``skcal.sketch.CalibrationSketch``).
 
     Examples
     --------

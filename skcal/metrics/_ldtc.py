@@ -121,7 +121,9 @@ def lower_distance_to_calibration(
         ``dCE^U`` of the data on the grid, in ``[0, 1]``.
     details : Bunch
         Only with ``return_details=True``: ``bound``, the pair
-        ``(lower, upper)`` with ``lower <= dCE <= upper = value``.
+        ``(lower, upper)`` with ``lower <= dCE <= upper = value`` (and
+        ``error_bound`` for a compacted ``CalibrationSketch``, see
+        ``skcal.sketch.CalibrationSketch``).
 
     See Also
     --------

@@ -113,6 +113,8 @@ def soft_binned_cdl(
         - ``exact`` : bool, False only when ``m*`` was not found up to
           ``2**40`` (see ``value``).
         - ``upper_bound`` : float, ``value`` when exact, else ``2**-40``.
+        - ``error_bound`` : float, only when ``y_true`` is a compacted
+          ``CalibrationSketch`` (see ``skcal.sketch.CalibrationSketch``).
 
     Examples
     --------

@@ -84,6 +84,10 @@ def smooth_calibration_error(
             ``sum_k b_k x_k = value``. Its linear interpolation is an optimal
             1-Lipschitz test on ``[0, 1]``; positive where outcomes exceed
             predictions (under-confidence), negative where they fall short.
+        error_bound : float
+            Only when ``y_true`` is a compacted ``CalibrationSketch``: a bound
+            on how far ``value`` may be from the value on the sketched rows
+            (see ``skcal.sketch.CalibrationSketch``).
 
     Examples
     --------
