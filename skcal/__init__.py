@@ -1,5 +1,6 @@
 """skcal: exact, fast calibration measures, tests and recalibrators for scikit-learn."""
 
+from ._dask import dask_sketch
 from ._plotting import UtilityCalibrationDisplay
 from ._reliability import (
     ReliabilityDisplay,
@@ -106,4 +107,5 @@ __all__ = [
     "OnlineMSRForecaster",
     "OnlineRecalibratedClassifier",
     "CalibrationSketch",
+    "dask_sketch",
 ]

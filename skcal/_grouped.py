@@ -146,7 +146,10 @@ def binary_statistic(
 
     ``y_true`` may also be an object that already holds the statistic (it
     has a ``grouped_statistic()`` method, as a calibration sketch does);
-    ``y_prob`` and ``sample_weight`` must then be None.
+    ``y_prob`` and ``sample_weight`` must then be None. Dask input (arrays,
+    dataframe columns) is grouped partition by partition by
+    ``skcal._dask.dask_sketch`` into the exact sketch, whose statistic is
+    returned.
     """
     statistic = getattr(y_true, "grouped_statistic", None)
     if callable(statistic):
@@ -156,6 +159,15 @@ def binary_statistic(
                 "predictions and weights: pass y_prob=None and sample_weight=None."
             )
         return statistic()
+    if any(type(a).__module__.startswith("dask") for a in (y_true, y_prob, sample_weight)):
+        # Dask input: a sketch per partition, merged in a tree (Dask is imported
+        # only here); the exact sketch, so the measure equals the in-memory one.
+        from ._dask import dask_sketch
+
+        return dask_sketch(
+            y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass,
+            labels=labels,
+        ).grouped_statistic()
     if y_prob is None:
         raise ValueError("y_prob is required (the predicted probabilities).")
     y, p, w = check_binary_calibration_input(

@@ -120,8 +120,13 @@ def binned_ece(
     if norm not in _NORMS:
         raise ValueError(f"norm must be one of {_NORMS}, got {norm!r}.")
     n_bins = int(n_bins)
-    if callable(getattr(y_true, "grouped_statistic", None)):  # a sketch
-        statistic = binary_statistic(y_true, y_prob, sample_weight)
+    dask = any(type(a).__module__.startswith("dask") for a in (y_true, y_prob, sample_weight))
+    if dask or callable(getattr(y_true, "grouped_statistic", None)):  # a sketch
+        # Dask input: binary_statistic merges one exact sketch per partition
+        statistic = binary_statistic(
+            y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass,
+            labels=labels,
+        )
         # a compacted sketch: bounded (or refused) before anything is computed
         bound = sketch_error_bound(
             y_true, "binned_ece", n_bins=n_bins, strategy=strategy, norm=norm

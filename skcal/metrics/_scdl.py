@@ -140,10 +140,17 @@ def soft_binned_cdl(
     """
     m = _check_m(m)
     statistic = getattr(y_true, "grouped_statistic", None)
-    if callable(statistic):  # a sketch: the grouped statistic, no rows
+    dask = any(type(a).__module__.startswith("dask") for a in (y_true, y_prob, sample_weight))
+    if dask or callable(statistic):  # a sketch: the grouped statistic, no rows
+        # (Dask input: binary_statistic merges one exact sketch per partition)
         from .._grouped import binary_statistic
 
-        source = _GroupedSource(binary_statistic(y_true, y_prob, sample_weight))
+        source = _GroupedSource(
+            binary_statistic(
+                y_true, y_prob, sample_weight, pos_label=pos_label,
+                multiclass=multiclass, labels=labels,
+            )
+        )
     else:
         # rows: the finest soft bins in one pass, no sort
         source = _RowSource(
