@@ -190,11 +190,18 @@ def test_every_binary_measure_takes_dask_input(client, no_collection, cls):
     y, p, w = _data()
     rng = np.random.default_rng(1)
     measure = cls()
+    # SCDL and binned ECE sum rows in one pass in memory and groups on the
+    # sketch: the same sums in another order, equal up to the last bits
+    one_pass = cls.__name__ in ("SoftBinnedCDL", "BinnedECE")
+
+    def same(value):
+        return pytest.approx(value, rel=1e-13, abs=1e-16) if one_pass else value
+
     expected = measure(y, p, w)
-    assert measure(*_as_dask_arrays(rng, y, p, w)) == expected
+    assert measure(*_as_dask_arrays(rng, y, p, w)) == same(expected)
     if dd is not None:
-        assert measure(*_as_frame_columns(rng, y, p, w)) == expected
-    assert measure(*_as_dask_arrays(rng, y, p, None)) == measure(y, p)
+        assert measure(*_as_frame_columns(rng, y, p, w)) == same(expected)
+    assert measure(*_as_dask_arrays(rng, y, p, None)) == same(measure(y, p))
 
 
 def test_functions_with_options_take_dask_input(client, no_collection):
