@@ -10,6 +10,7 @@
 # (O(1)) and raises ValueError on a mismatch; the contents (classes and k in
 # range) are the caller's.
 
+from libc.string cimport memcpy
 from libc.math cimport isfinite
 from libc.stdlib cimport free, malloc, qsort
 
@@ -292,7 +293,7 @@ cdef inline Py_ssize_t _bin_of(double v) noexcept nogil:
     cdef long long key
     if not positive > 0.0:
         return 0
-    bits = (<unsigned long long*> &positive)[0]
+    memcpy(&bits, &positive, sizeof(double))  # the bits, without type punning
     key = <long long> (bits >> _SHIFT) - _FIRST_KEY
     if key < 0:
         return 0
