@@ -322,9 +322,9 @@ class OnlineMSRForecaster(BaseEstimator):
         ``m`` of the current epoch.
     epoch_ : int
         Index of the current epoch (0 for the first).
-    forecasts_ : ndarray of shape (n_rounds_,)
+    forecasts_ : ndarray of shape (`n_rounds_`,)
         The forecasts ``p_t`` of the completed rounds.
-    outcomes_ : ndarray of shape (n_rounds_,)
+    outcomes_ : ndarray of shape (`n_rounds_`,)
         The outcomes of the completed rounds.
 
     See Also
