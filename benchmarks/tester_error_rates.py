@@ -24,13 +24,14 @@ Each rate is printed with two binomial standard errors and the median
 The resample rows marked "fixed" draw exactly B resamples
 (``resampling_risk=None``), as every version before the sequential test did;
 the rows marked "sequential" run the default tester (at most 999 resamples,
-resampling risk 1e-3; type I at most alpha + 1e-3) and also give the mean
-number of resamples drawn.
+resampling risk 1e-3; type I at most alpha + 4.4e-6, see the Notes of
+CalibrationTester) and also give the mean number of resamples drawn.
 
     python benchmarks/tester_error_rates.py                    # 20 min on 2 cores
     python benchmarks/tester_error_rates.py --quick            # about 2 min
     python benchmarks/tester_error_rates.py --sequential-only  # default tester only
     python benchmarks/tester_error_rates.py --tolerant-only    # tolerance > 0 only
+    python benchmarks/tester_error_rates.py --paired  # sequential vs fixed B = 999
 """
 
 import argparse
@@ -99,6 +100,24 @@ def sequential_experiments(quick):
     ]
     for e in (0.02, 0.05, 0.1):
         out.append((shifted(e), params, small, reps, "power"))
+    return out
+
+
+def paired_experiments(quick):
+    """The sequential tester and the fixed one with B = 999 on the same data.
+
+    Each pair of rows shares its data sets and random states, so the two
+    tests see the same draws and differ only where the sequential one
+    stopped early; the last column counts the data sets on which their
+    decisions differ.
+    """
+    sizes = [200, 1000] if quick else [200, 1000, 5000]
+    reps = 100 if quick else 400
+    out = []
+    for index, make in enumerate((calibrated_uniform, calibrated_skewed, shifted(0.02))):
+        expect = "power" if index == 2 else "<= alpha"
+        for params in (dict(measure="smce"), dict(measure="smce", resampling_risk=None)):
+            out.append((make, params, sizes, reps, expect, 1000 + index))
     return out
 
 
@@ -172,6 +191,8 @@ def describe(params):
     parts = [params["measure"]]
     if params.get("threshold") == "theory":
         parts.append(f"theory eps={params['epsilon']:g}")
+    elif "n_resamples" not in params and params.get("resampling_risk", 1) is None:
+        parts.append("fixed B=999")
     elif "n_resamples" not in params:
         parts.append("B=999" if params.get("tolerance") else "sequential B<=999")
     else:
@@ -186,6 +207,9 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--sequential-only", action="store_true")
     parser.add_argument("--tolerant-only", action="store_true")
+    parser.add_argument(
+        "--paired", action="store_true", help="sequential and fixed on the same data"
+    )
     parser.add_argument("--n-jobs", type=int, default=-1)
     args = parser.parse_args()
     print(
@@ -196,6 +220,7 @@ def main():
     header = (
         f"{'tester':<32}{'data':<38}{'n':>6}{'runs':>6}"
         f"{'% no':>8}{'+-2se':>7}{'min_eps':>9}  {'expect':<24}{'time':>6}{'draws':>7}"
+        + (f"{'differ':>8}" if args.paired else "")
     )
     print(header)
     start = time.perf_counter()
@@ -203,9 +228,13 @@ def main():
         chosen = sequential_experiments(args.quick)
     elif args.tolerant_only:
         chosen = tolerant_experiments(args.quick)
+    elif args.paired:
+        chosen = paired_experiments(args.quick)
     else:
         chosen = experiments(args.quick)
-    for index, (make, params, sizes, reps, expect) in enumerate(chosen):
+    previous = {}
+    for index, (make, params, sizes, reps, expect, *data_index) in enumerate(chosen):
+        index = data_index[0] if data_index else index
         for n in sizes:
             t0 = time.perf_counter()
             runs = Parallel(n_jobs=args.n_jobs)(
@@ -218,10 +247,15 @@ def main():
             shown = f"{np.median(min_eps):.3f}" if min_eps else "-"
             drawn = [r[2] for r in runs if r[2] is not None]
             draws = f"{np.mean(drawn):.0f}" if drawn else "-"
+            decisions = np.array([r[0] for r in runs])
+            differ = ""
+            if data_index and (index, n) in previous:
+                differ = f"{np.count_nonzero(decisions != previous[index, n]):>8}"
+            previous[index, n] = decisions
             print(
                 f"{describe(params):<32}{make.__name__:<38}{n:>6}{reps:>6}"
                 f"{100 * rate:>7.1f}%{200 * se:>6.1f}{shown:>9}  {expect:<24}"
-                f"{time.perf_counter() - t0:>5.0f}s{draws:>7}",
+                f"{time.perf_counter() - t0:>5.0f}s{draws:>7}{differ}",
                 flush=True,
             )
     print(f"total {time.perf_counter() - start:.0f} s with n_jobs={args.n_jobs}")

@@ -386,13 +386,13 @@ def test_from_estimator_binary_and_multiclass():
     "params, error, match",
     [
         (dict(measure="ece"), ValueError, "measure must be one of"),
-        (dict(alpha=0), ValueError, r"alpha must be in \(0"),
-        (dict(alpha=1.5), ValueError, "alpha must be in"),
-        (dict(alpha="0.05"), TypeError, "alpha must be a real number"),
-        (dict(tolerance=-0.1), ValueError, r"tolerance must be in \[0"),
-        (dict(epsilon=0), ValueError, r"epsilon must be in \(0, 1\]"),
+        (dict(alpha=0), ValueError, r"'alpha' parameter .* range \(0"),
+        (dict(alpha=1.5), ValueError, "'alpha' parameter of CalibrationTester"),
+        (dict(alpha="0.05"), TypeError, "'alpha' parameter .* must be a float"),
+        (dict(tolerance=-0.1), ValueError, r"'tolerance' parameter .* range \[0"),
+        (dict(epsilon=0), ValueError, r"'epsilon' parameter .* range \(0.*, 1.*\]"),
         (dict(epsilon=0.1, tolerance=0.1), ValueError, "must be below epsilon"),
-        (dict(threshold="bootstrap"), ValueError, "threshold must be"),
+        (dict(threshold="bootstrap"), ValueError, "'threshold' parameter .* among"),
         (dict(threshold="theory"), ValueError, "needs epsilon"),
         (
             dict(threshold="theory", measure="cutoff", epsilon=0.1),
@@ -404,14 +404,14 @@ def test_from_estimator_binary_and_multiclass():
             ValueError,
             "epsilon > 4 \\* tolerance",
         ),
-        (dict(n_resamples=0), ValueError, "positive integer"),
+        (dict(n_resamples=0), ValueError, "'n_resamples' parameter .* range \\[1"),
         (dict(n_resamples=10), ValueError, "too few to ever reject"),
         (dict(n_resamples=19, tolerance=0.01), ValueError, "too few to ever reject"),
         (dict(measure="cutoff", tolerance=0.01), ValueError, "Lipschitz"),
         (
             dict(measure_params=[("grid", 5)]),
             TypeError,
-            "measure_params must be a dict",
+            "'measure_params' parameter .* instance of 'dict'",
         ),
         (dict(measure_params={"pos_label": 1}), ValueError, "may not set"),
         (
@@ -564,7 +564,7 @@ def test_sequential_resampling_risk_is_bounded():
     # A decision taken before the last draw must agree with the ideal test
     # "reject iff q < alpha" except with probability at most the resampling
     # risk (here 0.05, so that it is measurable), also for q next to alpha;
-    # undecided runs (q near alpha) accept, so they never raise type I error.
+    # undecided runs (q near alpha) are left to the fixed test (tested below).
     def draw(seed):
         return float(np.random.default_rng(seed).random())
 
@@ -604,6 +604,47 @@ def test_sequential_false_alarm_rate_at_most_alpha():
         lambda rng: calibrated(rng, 200), n_datasets, 30, alpha=alpha, n_resamples=499
     )
     assert rate <= alpha + 1e-3 + monte_carlo_slack(alpha, n_datasets)
+
+
+def test_undecided_sequential_runs_take_the_fixed_decision():
+    # The same seeds give the same draws, so a sequential run that used all
+    # B draws saw exactly the fixed test's null and must decide as it does;
+    # with a tiny resampling risk many runs near the boundary get there.
+    rng = np.random.default_rng(26)
+    full = agree = 0
+    for run in range(40):
+        y, p = calibrated(rng, 60)
+        y = (rng.random(60) < np.clip(p + 0.08, 0, 1)).astype(float)
+        params = dict(random_state=run, n_resamples=499)
+        seq = CalibrationTester(resampling_risk=1e-5, **params).decide(y, p)
+        fixed = CalibrationTester(resampling_risk=None, **params).decide(y, p)
+        if seq.n_resamples == 499:
+            full += 1
+            agree += seq.calibrated == fixed.calibrated
+            assert seq.p_value == fixed.p_value
+    assert full >= 5 and agree == full
+
+
+def test_early_rejection_excess_is_small():
+    # eta of the Notes (what early rejections can add to the fixed test's
+    # level), against a direct sum over q and the counts for one setting
+    from scipy.stats import binom
+
+    from skcal.tester import _early_rejection_excess, _rejection_counts
+
+    for max_draws, alpha, risk in ((999, 0.05, 1e-3), (199, 0.1, 0.05), (499, 0.01, 1e-2)):
+        eta = _early_rejection_excess(max_draws, alpha, risk)
+        assert 0 <= eta <= risk, (max_draws, alpha, risk, eta)
+    counts = _rejection_counts(199, 0.1, 0.05)
+    k = math.floor(0.1 * 200 + 1e-9)
+    worst = 0.0
+    for q in np.linspace(0.001, 0.5, 500):
+        total = 0.0
+        for n, c in counts[:-1]:
+            for s in range(c + 1):
+                total += binom.pmf(s, n, q) * binom.sf(k - 1 - s, 199 - n, q)
+        worst = max(worst, total)
+    assert worst <= _early_rejection_excess(199, 0.1, 0.05) * 1.05 + 1e-12
 
 
 def test_sequential_reproducible_and_independent_of_n_jobs():
