@@ -22,6 +22,7 @@ Conventions, documented once:
 
 import numpy as np
 
+from ._kernels._exact import deposit, term_columns
 from ._kernels._interval import group_sorted, group_two_sorted
 from ._validation import check_binary_calibration_input
 
@@ -225,9 +226,8 @@ class ExactSums:
     @classmethod
     def of_doubles(cls, x, index, k):
         """Exact ``out[g] = sum_{index[i] = g} x[i]`` for finite ``x >= 0``."""
-        x = np.asarray(x, dtype=np.float64)
-        mant, expo = _split_doubles(x)
-        return _deposit(np.asarray(index, dtype=np.int64), mant, expo, k)
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        return _deposit_rows(index, x, x, k, product=False)
 
     def nonzero(self):
         """Boolean per group: the sum is positive."""
@@ -262,22 +262,9 @@ class ExactSums:
     @staticmethod
     def products(v, x, index, k):
         """Exact ``out[g] = sum_{index[i] = g} v[i] x[i]`` for finite doubles >= 0."""
-        mv, ev = _split_doubles(np.asarray(v, dtype=np.float64))
-        mx, ex = _split_doubles(np.asarray(x, dtype=np.float64))
-        half = (1 << 27) - 1
-        a0, a1 = mv & half, mv >> 27
-        b0, b1 = mx & half, mx >> 27
-        e = ev + ex
-        index = np.asarray(index, dtype=np.int64)
-        terms = [(a0 * b0, e), (a1 * b0, e + 27)]
-        if b1.any():  # not for small integers (counts)
-            terms += [(a0 * b1, e + 27), (a1 * b1, e + 54)]
-        return _deposit(
-            np.concatenate([index] * len(terms)),
-            np.concatenate([t[0] for t in terms]),
-            np.concatenate([t[1] for t in terms]),
-            k,
-        )
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        return _deposit_rows(index, v, x, k, product=True)
 
     def times(self, v):
         """Exact row-wise product with non-negative doubles ``v``."""
@@ -360,6 +347,27 @@ def _split_doubles(x):
     low_bit = mant & -mant
     shift = np.where(mant > 0, np.frexp(low_bit.astype(np.float64))[1] - 1, 0)
     return mant >> shift, expo + shift
+
+
+def _deposit_rows(index, v, x, k, product):
+    """Exact per-group sums of ``x`` (or ``v x``) by the ``_exact`` kernel.
+
+    At most ``_CHUNK`` rows per kernel call, whose limbs cannot overflow (see
+    ``skcal/_kernels/_exact.pyx``); the chunks' carried sums are then added.
+    """
+    index = np.ascontiguousarray(index, dtype=np.int64)
+    total = None
+    for start in range(0, x.shape[0], _CHUNK):
+        part = slice(start, start + _CHUNK)
+        columns = term_columns(v[part], x[part], product)
+        if columns is None:
+            continue
+        lowest, highest = columns
+        out = np.zeros((k, highest - lowest + 3), dtype=np.int64)
+        deposit(index[part], v[part], x[part], product, lowest, out)
+        piece = _normalized(out, lowest)
+        total = piece if total is None else total.plus(piece)
+    return ExactSums.zeros(k) if total is None else total
 
 
 def _deposit(index, mant, expo, k):

@@ -626,12 +626,18 @@ def _rows_state(y, p, w, max_size):
     yf = np.asarray(y, dtype=np.float64)
     wf = np.ascontiguousarray(w, dtype=np.float64)
     p = np.ascontiguousarray(p, dtype=np.float64)
-    values, index = unique_inverse(p)
-    k = values.shape[0]
     neg_w = np.where(yf == 0, wf, 0.0)
     pos_w = np.where(yf != 0, wf, 0.0)
-    if max_size is not None and k > max_size:
-        return _compact_points(p, neg_w, pos_w, max_size), n, common
+    if max_size is not None:
+        # a value sort says whether to compact; the rows' group indices are
+        # only needed when not, and then there are at most max_size values
+        values = np.unique(p)
+        if values.shape[0] > max_size:
+            return _compact_points(p, neg_w, pos_w, max_size), n, common
+        index = np.searchsorted(values, p)
+    else:
+        values, index = unique_inverse(p)
+    k = values.shape[0]
     neg = ExactSums.of_doubles(neg_w, index, k)
     pos = ExactSums.of_doubles(pos_w, index, k)
     return _Exact(values, neg, pos), n, common

@@ -133,6 +133,38 @@ def test_exact_sums_are_correctly_rounded_and_order_free():
         assert got == float(sum(map(Fraction, terms)))
 
 
+def test_exact_sums_kernel_on_long_inputs_in_chunks(monkeypatch):
+    # many rows per group, exponents far apart, and chunks of a few rows (the
+    # carried sums of the chunks are added): the Fraction sums, bit for bit
+    import skcal._grouped as grouped
+
+    rng = np.random.default_rng(4)
+    for trial, chunk in enumerate((1 << 24, 7, 1)):
+        monkeypatch.setattr(grouped, "_CHUNK", chunk)
+        n, k = (3000, 5) if chunk > 1 else (60, 3)
+        x = rng.exponential(size=n) * 10.0 ** rng.integers(-300, 300, n)
+        x[rng.random(n) < 0.1] = 0.0
+        x[rng.random(n) < 0.05] = np.ldexp(1.0, -1074)
+        v = rng.random(n) * 10.0 ** rng.integers(-20, 5, n)
+        index = rng.integers(0, k, n)
+        sums = ExactSums.of_doubles(x, index, k).to_float()
+        moments = ExactSums.products(v, x, index, k).to_float()
+        for g in range(k):
+            rows = np.flatnonzero(index == g)
+            exact = sum((Fraction(float(x[i])) for i in rows), Fraction(0))
+            assert sums[g] == float(exact), (trial, g)
+            exact = sum(
+                (Fraction(float(v[i])) * Fraction(float(x[i])) for i in rows),
+                Fraction(0),
+            )
+            assert moments[g] == float(exact) or float(exact) < 2.0**-1000, (trial, g)
+    for bad in (-1.0, np.nan, np.inf, -np.inf):
+        with pytest.raises(ValueError, match="finite, non-negative"):
+            ExactSums.of_doubles(np.array([1.0, bad]), np.zeros(2, dtype=int), 1)
+    # -0.0 is zero, and zeros alone give empty sums
+    assert ExactSums.of_doubles(np.array([-0.0, 0.0]), np.zeros(2, int), 1).to_float()[0] == 0
+
+
 # --- exact merges ----------------------------------------------------------------
 
 

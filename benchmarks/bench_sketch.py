@@ -1,0 +1,116 @@
+"""Time building a calibration sketch from rows with continuous predictions.
+
+A sketch of rows whose predictions are all distinct keeps exact per-value
+sums (``max_size=None``) or compacts onto a dyadic grid (``max_size=4096``),
+with exact integer sums of the weights and of the weighted predictions per
+cell. Each case is timed as ``CalibrationSketch(max_size=...).update(y, p,
+w)`` and compared with ``np.argsort`` of the same predictions; the peak
+extra memory of one call is measured with tracemalloc.
+
+With ``--before DIR`` (another build, e.g. ``pip install --no-deps
+--no-build-isolation --target DIR <old checkout>``) each size is run by that
+build and by the current one in separate processes, so before and after are
+measured in one run on one machine.
+
+    python benchmarks/bench_sketch.py
+    python benchmarks/bench_sketch.py --sizes 1e6 --before /tmp/skcal_before
+"""
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import tracemalloc
+
+CASES = [
+    # label, max_size, weighted
+    ("exact, unit weights", None, False),
+    ("max_size=4096, unit weights", 4096, False),
+    ("max_size=4096, exponential weights", 4096, True),
+]
+
+
+def median_time(func, repeat):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[len(times) // 2]
+
+
+def worker(n, repeat, path=None):
+    import numpy as np
+
+    if path is not None:
+        sys.meta_path[:] = [f for f in sys.meta_path if "Mesonpy" not in type(f).__name__]
+        sys.path.insert(0, path)
+    import skcal
+    from skcal import CalibrationSketch
+
+    rng = np.random.default_rng(0)
+    p = rng.random(n)
+    y = (rng.random(n) < p**1.2).astype(np.int64)
+    weights = rng.exponential(size=n)
+    out = {
+        "path": os.path.dirname(skcal.__file__),
+        "argsort": median_time(lambda: np.argsort(p), repeat),
+        "cases": {},
+    }
+    for label, max_size, weighted in CASES:
+        w = weights if weighted else None
+
+        def build(max_size=max_size, w=w):
+            CalibrationSketch(max_size=max_size).update(y, p, sample_weight=w)
+
+        t = median_time(build, repeat)
+        tracemalloc.start()
+        build()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        out["cases"][label] = {"time": t, "bytes": peak / n}
+    print(json.dumps(out))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", nargs="+", type=float, default=[1e6])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--before", default=None, help="directory with another skcal build")
+    parser.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--path", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker is not None:
+        worker(args.worker, args.repeat, args.path)
+        return
+    import numpy as np
+
+    builds = [("after", None)]
+    if args.before is not None:
+        builds.insert(0, ("before", os.path.abspath(args.before)))
+    print(f"numpy {np.__version__}, Python {platform.python_version()}, "
+          f"{platform.machine()}, {os.cpu_count()} logical CPUs, load {os.getloadavg()[0]:.1f}")
+    print(f"median of {args.repeat} builds; ratio = time / np.argsort time on the same data\n")
+    print(f"{'n':>9} {'build':<7} {'case':<36} {'time [s]':>9} {'/argsort':>9} {'B/sample':>9}")
+    for n in (int(s) for s in args.sizes):
+        for label, path in builds:
+            cmd = [sys.executable, os.path.abspath(__file__), "--worker", str(n),
+                   "--repeat", str(args.repeat)]
+            if path is not None:
+                cmd += ["--path", path]
+            res = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                                 cwd=os.path.expanduser("~"))
+            res = json.loads(res.stdout.strip().splitlines()[-1])
+            for case, m in res["cases"].items():
+                print(f"{n:>9} {label:<7} {case:<36} {m['time']:>9.3f} "
+                      f"{m['time'] / res['argsort']:>9.2f} {m['bytes']:>9.1f}")
+            print(f"{n:>9} {label:<7} {'(np.argsort [s])':<36} {res['argsort']:>9.3f}"
+                  f"   [skcal from {res['path']}]")
+        print()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,14 @@
+import numpy as np
+from numpy.typing import NDArray
+
+def term_columns(
+    v: NDArray[np.float64], x: NDArray[np.float64], product: bool
+) -> tuple[int, int] | None: ...
+def deposit(
+    index: NDArray[np.int64],
+    v: NDArray[np.float64],
+    x: NDArray[np.float64],
+    product: bool,
+    offset: int,
+    out: NDArray[np.int64],
+) -> None: ...
