@@ -311,12 +311,13 @@ class CalibrationTester(BaseEstimator):
     ``eta`` is computed exactly over a fine grid of ``q`` by
     ``_early_rejection_excess``: 4.4e-6 at the defaults (``a = 0.05``,
     ``B = 999``, ``r = 1e-3``), at most ``r`` for every setting the tests
-    check. Measured (``benchmarks/tester_error_rates.py``, smCE, 400 data
-    sets each, ``a = 0.05``): the false "not calibrated" rates of the
-    sequential and the fixed test on calibrated data agree within their
-    standard errors (``benchmarks/results/tester_error_rates.txt``), so
-    stopping early costs neither level nor, apart from runs with ``q``
-    near ``a``, power; ``resampling_risk=None`` gives the fixed test. Data
+    check. Measured (``benchmarks/tester_error_rates.py --paired``, smCE,
+    ``a = 0.05``, n = 200, 1000 and 5000, 400 data sets each, calibrated and
+    shifted by 0.02): the sequential and the fixed test with 999 draws,
+    given the same data and random state, decided alike on all 3,600 data
+    sets, with 107 to 338 draws on average instead of 999; false "not
+    calibrated" rates 4.2% to 6.0% (2 s.e. about 2.2%).
+    ``resampling_risk=None`` gives the fixed test. Data
     far from the null stop after about ``ln(J / r) / a`` draws (about 190
     at the defaults), calibrated data typically after 20 to 50.
     ``p_value_`` is ``(1 + S) / (1 + n)`` over the ``n`` draws made, an
