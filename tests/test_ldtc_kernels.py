@@ -137,8 +137,8 @@ def test_pairwise_sums_are_numpy_sums():
         if not used.any():
             continue
         block_mass, block_cost = np.empty(1), np.empty(1)
-        lo = np.array([0], dtype=np.intp)
-        _ldtc.block_sums(values, mass, u, scale, lo, np.zeros(1, dtype=np.intp),
+        lo, hi = np.array([0], dtype=np.intp), np.array([n], dtype=np.intp)
+        _ldtc.block_sums(values, mass, u, scale, lo, hi, np.zeros(1, dtype=np.intp),
                          np.array([used.sum()], dtype=np.intp), block_mass, block_cost)
         cost = 2.0 * values[used] - 0.0 - 1.0
         assert block_mass[0] == np.add.reduceat(d[used], [0])[0]
@@ -153,7 +153,7 @@ def test_kernels_check_shapes():
         _ldtc.split_supply(values, mass, u, 1.0, np.zeros(2), np.empty(3, np.intp))
     with pytest.raises(ValueError, match="shapes"):
         one = np.zeros(1, dtype=np.intp)
-        _ldtc.block_sums(values, mass, u, 1.0, one, one, np.zeros(2, np.intp),
+        _ldtc.block_sums(values, mass, u, 1.0, one, one, one, np.zeros(2, np.intp),
                          np.empty(1), np.empty(1))
     with pytest.raises(ValueError, match="shapes"):
         one = np.zeros(1, dtype=np.intp)

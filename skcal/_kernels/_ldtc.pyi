@@ -23,6 +23,7 @@ def block_sums(
     u: NDArray[np.float64],
     scale: float,
     lo: NDArray[np.intp],
+    hi: NDArray[np.intp],
     cell: NDArray[np.intp],
     count: NDArray[np.intp],
     block_mass: NDArray[np.float64],

@@ -20,6 +20,10 @@ cdef inline void _need(bint ok, str what) except *:
         raise ValueError(f"kernel argument shapes do not match: {what}")
 
 
+cdef enum:
+    _BUFFER = 128
+
+
 cdef struct Cursor:
     const double* values
     const double* mass
@@ -27,29 +31,56 @@ cdef struct Cursor:
     double scale
     Py_ssize_t M
     Py_ssize_t k        # next index to look at
+    Py_ssize_t end      # one past the last index to look at
     Py_ssize_t cell     # grid cell of values[k - 1] (or of the block)
     bint track          # follow the cell along the values (else fixed)
     bint constant       # terms d (u[cell + 1] - v) instead of (d, d cost)
+    Py_ssize_t pos      # next buffered term pair
+    Py_ssize_t fill     # buffered term pairs
+    double ta[_BUFFER]
+    double tb[_BUFFER]
+
+
+cdef inline void _refill(Cursor* c) noexcept nogil:
+    """Buffer the terms of the next split columns (up to _BUFFER of them).
+
+    Every value's terms are written and the slot kept only for a split
+    column (mass > 0, not on the grid): no branch on the data, which is
+    where a mixed sequence of labels would mispredict.
+    """
+    cdef Py_ssize_t f = 0, k = c.k, end = c.end, cell = c.cell, M = c.M
+    cdef const double* u = c.u
+    cdef double v, m, up
+    cdef bint keep
+    while f < _BUFFER and k < end:
+        v = c.values[k]
+        if c.track:
+            while cell + 1 < M and u[cell + 1] <= v:
+                cell += 1
+        m = c.mass[k] * c.scale
+        keep = (m > 0) & (v != u[cell])
+        up = u[cell + 1] if cell + 1 < M else 1.0   # (a value at 1 is not kept)
+        if c.constant:
+            c.ta[f] = m * (up - v)
+            c.tb[f] = 0.0
+        else:
+            c.ta[f] = m
+            c.tb[f] = m * (2.0 * v - u[cell] - up)
+        f += keep
+        k += 1
+    c.k = k
+    c.cell = cell
+    c.pos = 0
+    c.fill = f
 
 
 cdef inline void _next(Cursor* c, double* a, double* b) noexcept nogil:
-    """The terms of the next split column at or after ``c.k``; one must exist."""
-    cdef double v, m
-    while True:
-        v = c.values[c.k]
-        if c.track:
-            while c.cell + 1 < c.M and c.u[c.cell + 1] <= v:
-                c.cell += 1
-        m = c.mass[c.k] * c.scale
-        c.k += 1
-        if m > 0 and v != c.u[c.cell]:
-            if c.constant:
-                a[0] = m * (c.u[c.cell + 1] - v)
-                b[0] = 0.0
-            else:
-                a[0] = m
-                b[0] = m * (2.0 * v - c.u[c.cell] - c.u[c.cell + 1])
-            return
+    """The terms of the next split column; one must exist before ``c.end``."""
+    if c.pos == c.fill:
+        _refill(c)
+    a[0] = c.ta[c.pos]
+    b[0] = c.tb[c.pos]
+    c.pos += 1
 
 
 cdef void _pairwise(Cursor* c, Py_ssize_t n, double* out) noexcept nogil:
@@ -107,6 +138,9 @@ cdef inline void _cursor(
     c.scale = scale
     c.M = u.shape[0]
     c.k = 0
+    c.end = values.shape[0]
+    c.pos = 0
+    c.fill = 0
     c.cell = 0
     c.track = True
     c.constant = False
@@ -126,8 +160,9 @@ def split_supply(
     then each split mass ``d`` at the grid point above its value, in order.
     """
     cdef Py_ssize_t K = values.shape[0], M = u.shape[0], k, cell = 0, n = 0
-    cdef Py_ssize_t lo, hi, mid
-    cdef double v, m
+    cdef Py_ssize_t lo, hi, mid, n_cell
+    cdef double v, m, acc
+    cdef bint keep
     cdef double out[2]
     cdef Cursor c
     _need(mass.shape[0] == K and K > 0, "values and mass must have one, positive length")
@@ -150,16 +185,30 @@ def split_supply(
                 if m > 0:
                     supply[cell] += m
                 lo += 1
+        # the split ones, added in order to a running sum per cell (the
+        # values are sorted: a cell's values are contiguous)
         cell = 0
-        for k in range(K):                      # the split ones
+        acc = supply[1]
+        n_cell = 0
+        for k in range(K):
             v = values[k]
-            while cell + 1 < M and u[cell + 1] <= v:
-                cell += 1
+            if cell + 1 < M and u[cell + 1] <= v:
+                supply[cell + 1] = acc
+                count[cell] = n_cell
+                n += n_cell
+                n_cell = 0
+                while cell + 1 < M and u[cell + 1] <= v:
+                    cell += 1
+                if cell + 1 < M:
+                    acc = supply[cell + 1]
             m = mass[k] * scale
-            if m > 0 and v != u[cell]:
-                supply[cell + 1] += m
-                count[cell] += 1
-                n += 1
+            keep = m > 0 and v != u[cell]
+            acc += m if keep else 0.0           # + 0.0: exact, and no branch
+            n_cell += keep
+        if cell + 1 < M:
+            supply[cell + 1] = acc
+        count[cell] = n_cell
+        n += n_cell
         _cursor(&c, values, mass, u, scale)
         c.constant = True
         _pairwise(&c, n, out)
@@ -195,7 +244,7 @@ def split_elements(
 
 
 cdef inline void _block_sums(
-    Cursor* c, Py_ssize_t lo, Py_ssize_t cell, Py_ssize_t n,
+    Cursor* c, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t cell, Py_ssize_t n,
     double* mass, double* cost,
 ) noexcept nogil:
     """Total mass and mass-weighted mean cost of one block of ``n`` columns.
@@ -205,6 +254,9 @@ cdef inline void _block_sums(
     cdef double a, b
     cdef double rest[2]
     c.k = lo
+    c.end = hi
+    c.pos = 0
+    c.fill = 0
     c.cell = cell
     c.track = False
     c.constant = False
@@ -223,6 +275,7 @@ def block_sums(
     const double[::1] u,                # IN
     double scale,                       # IN
     const Py_ssize_t[::1] lo,           # IN  first value index of each block
+    const Py_ssize_t[::1] hi,           # IN  one past its last
     const Py_ssize_t[::1] cell,         # IN  its cell (every value of a block is in it)
     const Py_ssize_t[::1] count,        # IN  its number of split columns (>= 1)
     double[::1] block_mass,             # OUT total mass
@@ -232,12 +285,14 @@ def block_sums(
     cdef Py_ssize_t B = lo.shape[0], b
     cdef Cursor c
     _need(mass.shape[0] == values.shape[0] and values.shape[0] > 0, "values and mass")
-    _need(cell.shape[0] == B and count.shape[0] == B and block_mass.shape[0] == B
-          and block_cost.shape[0] == B, "block arrays must have one length")
+    _need(hi.shape[0] == B and cell.shape[0] == B and count.shape[0] == B
+          and block_mass.shape[0] == B and block_cost.shape[0] == B,
+          "block arrays must have one length")
     with nogil:
         _cursor(&c, values, mass, u, scale)
         for b in range(B):
-            _block_sums(&c, lo[b], cell[b], count[b], &block_mass[b], &block_cost[b])
+            _block_sums(&c, lo[b], hi[b], cell[b], count[b], &block_mass[b],
+                        &block_cost[b])
 
 
 cdef inline int _side(double cost, double threshold, double tol) noexcept nogil:

@@ -416,7 +416,7 @@ def _summed_blocks(values, mass, u, scale, lo, hi, cell, count):
     """:class:`_Blocks` with the sums of their columns (``block_sums``)."""
     block_mass = np.empty(lo.shape[0])
     block_cost = np.empty(lo.shape[0])
-    _ldtc.block_sums(values, mass, u, scale, lo, cell, count, block_mass, block_cost)
+    _ldtc.block_sums(values, mass, u, scale, lo, hi, cell, count, block_mass, block_cost)
     return _Blocks(lo, hi, cell, count, block_mass, block_cost)
 
 
