@@ -947,3 +947,73 @@ def coupling_failures_reference(n_resamples, j, delta):
         comb(n_resamples, i) * delta**i * (1 - delta) ** (n_resamples - i)
         for i in range(j + 1, n_resamples + 1)
     )
+
+
+# --- dCE on a grid with per-sample arrays: the array code before the ldtc ----
+# --- kernels (branch dcemem), kept as the twin of skcal/_kernels/_ldtc.pyx ---
+
+
+def ldtc_solve_on_grid_arrays(values, mass0, mass1, u, merge_above=100, tol=1e-9):
+    """``_solve_on_grid`` as it was written with numpy arrays, one per column.
+
+    Builds every split column (value, label) as arrays, merges the columns of
+    one (cell, label) row into a block when there are more than
+    ``merge_above`` columns per grid point, solves, and cuts every block whose
+    columns' reduced costs disagree in sign at the points where the sign
+    changes, until none does. The kernels must give the same program bit for
+    bit, hence the same value and potentials. Uses the module's program
+    assembly (``_fixed_columns``, ``_solve``), which the kernels do not touch.
+    """
+    from skcal.metrics._ldtc import _fixed_columns, _solve
+
+    M = u.shape[0]
+    scale = values.shape[0] / (mass0.sum() + mass1.sum())
+    cell = np.searchsorted(u, values, side="right") - 1
+    on_grid = u[cell] == values
+    supply = np.zeros(2 * M)
+    constant = 0.0
+    rows, bounds, costs = [], [], []
+    for label, mass in enumerate((mass0, mass1)):
+        mass = mass * scale
+        here = on_grid & (mass > 0)
+        np.add.at(supply, label * M + cell[here], mass[here])
+        split = ~on_grid & (mass > 0)
+        k, v, d = cell[split], values[split], mass[split]
+        constant += float(np.sum(d * (u[k + 1] - v)))
+        np.add.at(supply, label * M + k + 1, d)
+        rows.append(label * M + k)
+        bounds.append(d)
+        costs.append(2.0 * v - u[k] - u[k + 1])
+    row = np.concatenate(rows)
+    mass = np.concatenate(bounds)
+    cost = np.concatenate(costs)
+    fixed = _fixed_columns(u)
+    starts = np.ones(row.shape[0], dtype=bool)
+    if row.shape[0] > merge_above * M:
+        starts[1:] = row[1:] != row[:-1]
+    n_solves = 0
+    while True:
+        first = np.flatnonzero(starts)
+        if first.shape[0]:
+            block_mass = np.add.reduceat(mass, first)
+            block_cost = np.add.reduceat(mass * cost, first) / block_mass
+        else:
+            block_mass = block_cost = np.zeros(0)
+        result = _solve(row[first], block_mass, block_cost, supply, fixed, M)
+        n_solves += 1
+        potential = -result.eqlin.marginals
+        threshold = potential[row + 1] - potential[row]
+        side = np.sign(cost - threshold) * (np.abs(cost - threshold) > tol)
+        block = np.cumsum(starts) - 1
+        has_left = np.zeros(first.shape[0], dtype=bool)
+        has_right = np.zeros(first.shape[0], dtype=bool)
+        has_left[block[side < 0]] = True
+        has_right[block[side > 0]] = True
+        torn = (has_left & has_right)[block]
+        cuts = np.zeros_like(starts)
+        cuts[1:] = torn[1:] & (side[1:] != side[:-1]) & (block[1:] == block[:-1])
+        if not cuts.any():
+            break
+        starts |= cuts
+    value = (result.fun + constant) / values.shape[0]
+    return min(max(value, 0.0), 1.0), potential.reshape(2, M), n_solves

@@ -8,6 +8,7 @@ from scipy.optimize import linprog
 from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, sketch_error_bound
+from .._kernels import _ldtc
 from ._common import legacy_details_flag
 
 __all__ = ["grid_points", "ldtc_core", "lower_distance_to_calibration"]
@@ -319,69 +320,144 @@ def _solve_on_grid(values, mass0, mass1, u):
         the distinct pair ``(v_i, y_i)`` over the total) equals ``value``: a
         certificate, since by weak duality that sum is at most ``dCE^U``
         for any ``psi`` obeying the inequality.
+
+    Notes
+    -----
+    No array has an entry per value: the compiled kernels
+    (``skcal._kernels._ldtc``) walk the values once per label for the
+    supplies and the constant, once per block for its sums, and once per
+    torn block to cut it, so the extra memory is ``O(M + blocks)`` (a few
+    thousand blocks at 10^7 values on the default grid). They compute
+    every product, difference and sum as the array code they replace did
+    (kept as ``ldtc_solve_on_grid_arrays`` in the tests' references), sums
+    in numpy's pairwise order, so the program and its solution are the same
+    bit for bit. A block is a range of values within one cell; a cut only
+    splits a block at the value where the sign of the reduced cost changes,
+    which is where the array code cut it, because within a cell the split
+    cost ``2 v - u_k - u_{k+1}`` (rounded) does not decrease with ``v``.
     """
     M = u.shape[0]
+    K = values.shape[0]
+    values, u = (np.ascontiguousarray(a, dtype=np.float64) for a in (values, u))
+    mass0 = np.ascontiguousarray(mass0, dtype=np.float64)
+    mass1 = np.ascontiguousarray(mass1, dtype=np.float64)
     # Masses are rescaled to total K so that every number HiGHS sees is of
     # order one, whatever the weights.
-    scale = values.shape[0] / (mass0.sum() + mass1.sum())
+    scale = K / (mass0.sum() + mass1.sum())
     # Node rows: (label 0, point j) is row j, (label 1, point j) is M + j.
-    # cell[k]: the grid point at or below values[k]; on_grid: exactly on it.
-    cell = np.searchsorted(u, values, side="right") - 1
-    on_grid = u[cell] == values
+    # A prediction v strictly inside [u_k, u_{k+1}] ships a of its mass d to
+    # u_k at v - u_k and d - a to u_{k+1} at u_{k+1} - v: the constant
+    # d (u_{k+1} - v) plus a (2v - u_k - u_{k+1}), with d supplied at u_{k+1};
+    # a prediction on a grid point supplies its mass there. The kernels
+    # compute these per value as they go (no per-sample array): a block of
+    # split columns is a range [lo, hi) of values within one cell.
     supply = np.zeros(2 * M)
     constant = 0.0
-    rows, bounds, costs = [], [], []
-    for label, mass in enumerate((mass0, mass1)):
-        mass = mass * scale
-        here = on_grid & (mass > 0)
-        np.add.at(supply, label * M + cell[here], mass[here])
-        # A prediction strictly inside [u_k, u_{k+1}] ships a of its mass d
-        # to u_k at v - u_k and d - a to u_{k+1} at u_{k+1} - v: the constant
-        # d (u_{k+1} - v) plus a (2v - u_k - u_{k+1}), with d at u_{k+1}.
-        split = ~on_grid & (mass > 0)
-        k, v, d = cell[split], values[split], mass[split]
-        constant += float(np.sum(d * (u[k + 1] - v)))
-        np.add.at(supply, label * M + k + 1, d)
-        rows.append(label * M + k)
-        bounds.append(d)
-        costs.append(2.0 * v - u[k] - u[k + 1])
-    # Ordered by row, then by prediction: each (cell, label) is a contiguous
-    # run, sorted by split cost.
-    row = np.concatenate(rows)
-    mass = np.concatenate(bounds)
-    cost = np.concatenate(costs)
+    counts = np.empty((2, M), dtype=np.intp)
+    masses = (mass0, mass1)
+    for label, mass in enumerate(masses):
+        constant += _ldtc.split_supply(
+            values, mass, u, scale, supply[label * M : (label + 1) * M], counts[label]
+        )
     fixed = _fixed_columns(u)
-
-    starts = np.ones(row.shape[0], dtype=bool)
-    if row.shape[0] > _MERGE_ABOVE_COLUMNS_PER_POINT * M:
-        starts[1:] = row[1:] != row[:-1]
+    merge = int(counts.sum()) > _MERGE_ABOVE_COLUMNS_PER_POINT * M
+    blocks = [
+        _initial_blocks(values, mass, u, scale, counts[label], merge)
+        for label, mass in enumerate(masses)
+    ]
     while True:
-        first = np.flatnonzero(starts)
-        if first.shape[0]:
-            block_mass = np.add.reduceat(mass, first)
-            block_cost = np.add.reduceat(mass * cost, first) / block_mass
-        else:
-            block_mass = block_cost = np.zeros(0)
-        result = _solve(row[first], block_mass, block_cost, supply, fixed, M)
+        # Ordered by row, then by prediction: each (cell, label) is a
+        # contiguous run of blocks, sorted by split cost.
+        result = _solve(
+            np.concatenate([label * M + b.cell for label, b in enumerate(blocks)]),
+            np.concatenate([b.mass for b in blocks]),
+            np.concatenate([b.cost for b in blocks]),
+            supply,
+            fixed,
+            M,
+        )
         potential = -result.eqlin.marginals
         # A sample goes left (its column at the upper bound) iff its cost is
         # below the potential difference of its two nodes; a merged block is
-        # optimal for all its samples iff they agree.
-        threshold = potential[row + 1] - potential[row]
-        side = np.sign(cost - threshold) * (np.abs(cost - threshold) > _REDUCED_COST_TOL)
-        block = np.cumsum(starts) - 1
-        has_left = np.zeros(first.shape[0], dtype=bool)
-        has_right = np.zeros(first.shape[0], dtype=bool)
-        has_left[block[side < 0]] = True
-        has_right[block[side > 0]] = True
-        torn = (has_left & has_right)[block]
-        cuts = np.zeros_like(starts)
-        cuts[1:] = torn[1:] & (side[1:] != side[:-1]) & (block[1:] == block[:-1])
-        if not cuts.any():
+        # optimal for all its samples iff they agree (else it is cut where
+        # the side changes: cut_blocks).
+        cut = False
+        for label, mass in enumerate(masses):
+            b = blocks[label]
+            row = label * M + b.cell
+            threshold = potential[row + 1] - potential[row]
+            pieces = np.empty((b.lo.shape[0], 6), dtype=np.intp)
+            n_torn = _ldtc.cut_blocks(
+                values, mass, u, scale, b.lo, b.hi, b.cell, b.count, threshold,
+                _REDUCED_COST_TOL, pieces,
+            )
+            if n_torn:
+                blocks[label] = _cut(values, mass, u, scale, b, pieces[:n_torn])
+                cut = True
+        if not cut:
             break
-        starts |= cuts
-    value = (result.fun + constant) / values.shape[0]
+    value = (result.fun + constant) / K
     return min(max(value, 0.0), 1.0), potential.reshape(2, M)
+
+
+class _Blocks:
+    """Blocks of split columns of one label, in order: per block the value
+    range ``[lo, hi)`` (all in one cell), the cell, the number of columns,
+    their total mass and mass-weighted mean split cost."""
+
+    __slots__ = ("lo", "hi", "cell", "count", "mass", "cost")
+
+    def __init__(self, lo, hi, cell, count, mass, cost):
+        self.lo, self.hi, self.cell, self.count = lo, hi, cell, count
+        self.mass, self.cost = mass, cost
+
+
+def _summed_blocks(values, mass, u, scale, lo, hi, cell, count):
+    """:class:`_Blocks` with the sums of their columns (``block_sums``)."""
+    block_mass = np.empty(lo.shape[0])
+    block_cost = np.empty(lo.shape[0])
+    _ldtc.block_sums(values, mass, u, scale, lo, hi, cell, count, block_mass, block_cost)
+    return _Blocks(lo, hi, cell, count, block_mass, block_cost)
+
+
+def _initial_blocks(values, mass, u, scale, count, merge):
+    """One block per occupied cell (``merge``) or per split column."""
+    if merge:
+        cell = np.flatnonzero(count)
+        start = np.searchsorted(values, u, side="left")  # first value of each cell
+        end = np.append(start[1:], values.shape[0])  # one past its last
+        return _summed_blocks(
+            values, mass, u, scale, start[cell], end[cell], cell, count[cell]
+        )
+    n = int(count.sum())
+    index = np.empty(n, dtype=np.intp)
+    cell = np.empty(n, dtype=np.intp)
+    _ldtc.split_elements(values, mass, u, scale, index, cell)
+    return _summed_blocks(
+        values, mass, u, scale, index, index + 1, cell, np.ones(n, dtype=np.intp)
+    )
+
+
+def _cut(values, mass, u, scale, blocks, pieces):
+    """Replace each torn block by its two or three pieces (see cut_blocks)."""
+    torn, mid, right, n_left, n_mid, n_right = pieces.T
+    B = blocks.lo.shape[0]
+    n_pieces = np.ones(B, dtype=np.intp)
+    n_pieces[torn] = np.where(n_mid > 0, 3, 2)
+    parent = np.repeat(np.arange(B), n_pieces)
+    first = np.cumsum(n_pieces) - n_pieces  # index of each parent's first piece
+    lo, hi = blocks.lo[parent], blocks.hi[parent]
+    cell, count = blocks.cell[parent], blocks.count[parent]
+    mass_sum, cost = blocks.mass[parent], blocks.cost[parent]
+    head, tail = first[torn], first[torn] + n_pieces[torn] - 1
+    hi[head], count[head] = mid, n_left
+    lo[tail], count[tail] = right, n_right
+    middle = head[n_mid > 0] + 1
+    lo[middle], hi[middle], count[middle] = mid[n_mid > 0], right[n_mid > 0], n_mid[n_mid > 0]
+    new = np.concatenate([head, middle, tail])
+    part = _summed_blocks(values, mass, u, scale, lo[new], hi[new], cell[new], count[new])
+    mass_sum[new], cost[new] = part.mass, part.cost
+    return _Blocks(lo, hi, cell, count, mass_sum, cost)
 
 
 def _fixed_columns(u):
