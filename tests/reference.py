@@ -1017,3 +1017,47 @@ def ldtc_solve_on_grid_arrays(values, mass0, mass1, u, merge_above=100, tol=1e-9
         starts |= cuts
     value = (result.fun + constant) / values.shape[0]
     return min(max(value, 0.0), 1.0), potential.reshape(2, M), n_solves
+
+
+# --- tolerant test: certified epsilon (skcal.tester, branch tolerant2) -----------
+
+
+def design_gap_reference(values, weights):
+    """``max_m sum_i w_i |v_i - m| - |m - vbar|`` (normalised ``w``), slowly.
+
+    The maximum over ``m`` in the predictions, their weighted mean and a
+    uniform grid of [0, 1], each sum computed directly: the function is
+    piecewise linear with kinks at the predictions and the mean only, so this
+    finite maximum is the supremum over [0, 1].
+    """
+    v = np.asarray(values, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    w = w / w.sum()
+    mean = float(np.sum(w * v))
+    best = -np.inf
+    for m in list(v) + [mean] + list(np.linspace(0.0, 1.0, 101)):
+        value = sum(wi * abs(vi - m) for vi, wi in zip(v, w)) - abs(m - mean)
+        best = max(best, value)
+    return best
+
+
+def interval_noise_reference(zeta, u, p, w):
+    """``R = int_0^1 |sum_i w_i zeta_i s_i(t)| dt``, interval by interval.
+
+    ``s_i = +1`` on ``[p_i, u_i)``, ``-1`` on ``[u_i, p_i)``; ``M(t)`` is
+    constant between consecutive end points, so it is read at each midpoint
+    and multiplied by the length. ``w`` is normalised here.
+    """
+    w = np.asarray(w, dtype=float) / np.sum(w)
+    ends = np.unique(np.r_[0.0, 1.0, u, p])
+    total = 0.0
+    for left, right in zip(ends[:-1], ends[1:]):
+        t = (left + right) / 2
+        m = 0.0
+        for zi, ui, pi, wi in zip(zeta, u, p, w):
+            if pi <= t < ui:
+                m += wi * zi
+            elif ui <= t < pi:
+                m -= wi * zi
+        total += abs(m) * (right - left)
+    return total
