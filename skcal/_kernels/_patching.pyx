@@ -60,8 +60,17 @@ cdef int _larger_first(const void* a, const void* b) noexcept nogil:
     return (x < z) - (x > z)
 
 
+# up to this many classes a row is sorted by ranks counted without branches
+cdef enum:
+    _RANK_SORT_MAX = 16
+
+
 cdef inline void _sort_descending(double* s, Py_ssize_t C) noexcept nogil:
-    """Largest first: insertion sort for a few classes, qsort for many."""
+    """Largest first: insertion sort for a few classes, qsort for many.
+
+    The insertion sort is stable: equal entries (0.0 and -0.0 among them)
+    keep their order, as :func:`_rank_sort_descending` keeps it.
+    """
     cdef Py_ssize_t i, j
     cdef double x
     if C > 32:
@@ -74,6 +83,44 @@ cdef inline void _sort_descending(double* s, Py_ssize_t C) noexcept nogil:
             s[j + 1] = s[j]
             j -= 1
         s[j + 1] = x
+
+
+cdef inline void _descending_ranks(
+    const double* x, Py_ssize_t* r, Py_ssize_t C
+) noexcept nogil:
+    """``r[j] = #{l: x_l > x_j} + #{l < j: x_l == x_j}`` (``rank(x, j) - 1``).
+
+    Each pair of entries is compared once, without branches (the inner loop
+    vectorises). For finite ``x`` the ranks are a permutation of
+    ``0, ..., C - 1``: the positions of the entries in the stable sort
+    largest first (equal entries, 0.0 and -0.0 among them, by position).
+    """
+    cdef Py_ssize_t j, l, first, later
+    cdef double v
+    for j in range(C):
+        r[j] = 0
+    for j in range(1, C):
+        v = x[j]
+        later = 0
+        for l in range(j):
+            first = x[l] >= v       # x_l ranks before x_j
+            later += first
+            r[l] += 1 - first
+        r[j] += later
+
+
+cdef inline void _rank_sort_descending(
+    const double* x, double* s, Py_ssize_t* r, Py_ssize_t C
+) noexcept nogil:
+    """``x`` sorted largest first into ``s``, through the ranks ``r``.
+
+    For ``C <= _RANK_SORT_MAX``; ``s`` must not alias ``x``. The same array,
+    bit for bit, as the stable insertion sort of :func:`_sort_descending`.
+    """
+    cdef Py_ssize_t j
+    _descending_ranks(x, r, C)
+    for j in range(C):
+        s[r[j]] = x[j]
 
 
 def project_shifted(
@@ -91,6 +138,7 @@ def project_shifted(
     """
     cdef Py_ssize_t n = S.shape[0], C = S.shape[1]
     cdef Py_ssize_t i, j, rho
+    cdef Py_ssize_t r[_RANK_SORT_MAX]
     cdef double theta, lowest, css, x
     cdef double* s
     _need(sums.shape[0] == n, "sums must have one entry per row of S")
@@ -108,9 +156,12 @@ def project_shifted(
                     if S[i, j] < lowest:
                         lowest = S[i, j]
                 if not lowest - theta > 0:
-                    for j in range(C):
-                        s[j] = S[i, j]
-                    _sort_descending(s, C)
+                    if C <= _RANK_SORT_MAX:
+                        _rank_sort_descending(&S[i, 0], s, r, C)
+                    else:
+                        for j in range(C):
+                            s[j] = S[i, j]
+                        _sort_descending(s, C)
                     css = s[0]
                     theta = css - 1.0
                     rho = 0
@@ -138,29 +189,6 @@ cdef enum:
     _TOP_CLASS = 2
 
 
-cdef inline void _sorted_row(
-    const double[:, ::1] P, Py_ssize_t i, Py_ssize_t C, double* s
-) noexcept nogil:
-    """Row ``i`` of ``P`` into ``s``, largest first.
-
-    For a few classes each entry goes straight to its place, its rank among
-    the row (equal entries by column), counted without branches; else a sort.
-    """
-    cdef Py_ssize_t j, other, rank
-    cdef double x
-    if C > 16:
-        for j in range(C):
-            s[j] = P[i, j]
-        _sort_descending(s, C)
-        return
-    for j in range(C):
-        x = P[i, j]
-        rank = 0
-        for other in range(C):
-            rank += (P[i, other] > x) + ((other < j) & (P[i, other] == x))
-        s[rank] = x
-
-
 def rank_utilities(
     const double[:, ::1] P,             # IN  (N, C) probability rows
     const Py_ssize_t[::1] y,            # IN  (N,) observed columns
@@ -182,6 +210,7 @@ def rank_utilities(
     cdef Py_ssize_t N = P.shape[0], C = P.shape[1], m = kind.shape[0]
     cdef Py_ssize_t n = rows.shape[0]
     cdef Py_ssize_t ii, i, j, t, rank, yi
+    cdef Py_ssize_t r[_RANK_SORT_MAX]
     cdef double py, v, realised, top
     cdef bint sorted_needed = False
     cdef double* s
@@ -203,15 +232,25 @@ def rank_utilities(
             for ii in range(n):
                 i = rows[ii]
                 yi = y[i]
-                py = P[i, yi]
-                rank = 1
-                top = P[i, 0]
-                for j in range(C):
-                    rank += (P[i, j] > py) + ((j < yi) & (P[i, j] == py))
-                    if P[i, j] > top:
-                        top = P[i, j]
+                if C <= _RANK_SORT_MAX:
+                    # one pass of ranks: the sorted row (stable, so s[0] is
+                    # the first largest entry) and the rank of y
+                    _rank_sort_descending(&P[i, 0], s, r, C)
+                    rank = r[yi] + 1
+                    top = s[0]
+                else:
+                    py = P[i, yi]
+                    rank = 1
+                    top = P[i, 0]
+                    for j in range(C):
+                        rank += (P[i, j] > py) + ((j < yi) & (P[i, j] == py))
+                        if P[i, j] > top:
+                            top = P[i, j]
+                    if sorted_needed:
+                        for j in range(C):
+                            s[j] = P[i, j]
+                        _sort_descending(s, C)
                 if sorted_needed:
-                    _sorted_row(P, i, C, s)
                     for j in range(1, C):
                         s[j] = s[j - 1] + s[j]
                 for t in range(m):
@@ -239,10 +278,12 @@ def top_k_rows(
 
     ``rank(p, j) = 1 + #{l: p_l > p_j} + #{l < j: p_l = p_j}``: the entries
     above the ``k``-th largest value ``t`` are in, and the lowest columns
-    among those equal to ``t`` fill the remaining places.
+    among those equal to ``t`` fill the remaining places. For a few classes
+    the ranks are counted directly (the same entries).
     """
     cdef Py_ssize_t n = P.shape[0], C = P.shape[1]
     cdef Py_ssize_t i, j, room
+    cdef Py_ssize_t r[_RANK_SORT_MAX]
     cdef double t
     cdef double* s
     _need(U.shape[0] == n and U.shape[1] == C, "U must have the shape of P")
@@ -255,6 +296,12 @@ def top_k_rows(
     try:
         with nogil:
             for i in range(n):
+                if C <= _RANK_SORT_MAX:
+                    # in iff rank(p, j) <= k: the same entries
+                    _descending_ranks(&P[i, 0], r, C)
+                    for j in range(C):
+                        U[i, j] = 1.0 if r[j] < k else 0.0
+                    continue
                 for j in range(C):
                     s[j] = P[i, j]
                 _sort_descending(s, C)
@@ -320,7 +367,7 @@ def interval_upper_bounds(
     """
     cdef Py_ssize_t m = v.shape[0], n = v.shape[1]
     cdef Py_ssize_t k, i, j
-    cdef double s, top, low, x, total_abs
+    cdef double s, top, low, x, up, down, total_abs
     cdef double* pos
     cdef double* neg
     _need(r.shape[0] == m and r.shape[1] == n, "r must have the shape of v")
@@ -337,14 +384,15 @@ def interval_upper_bounds(
                     pos[j] = 0.0
                 total_abs = 0.0
                 for i in range(n):
+                    # without branches (the sign of x is a coin toss): the
+                    # other sum gets +0.0, which changes no sum
                     x = w[i] * r[k, i]
                     j = _bin_of(v[k, i])
-                    if x > 0:
-                        pos[j] += x
-                        total_abs += x
-                    else:
-                        neg[j] -= x
-                        total_abs -= x
+                    up = x if x > 0 else 0.0
+                    down = 0.0 if x > 0 else -x
+                    pos[j] += up
+                    neg[j] += down
+                    total_abs += up + down
                 s = 0.0
                 top = 0.0
                 low = 0.0
