@@ -39,6 +39,7 @@ from ._kernels._patching import (
     interval_upper_bounds,
     project_shifted,
     rank_utilities,
+    scatter_row_brier,
     shifted_step,
     top_k_rows,
 )
@@ -1139,7 +1140,8 @@ callable, default=None
         weighted = mask & (w > 0)
         if not weighted.any():
             return failed
-        a, b = float(v[weighted].min()), float(v[weighted].max())
+        v_weighted = v[weighted]
+        a, b = float(v_weighted.min()), float(v_weighted.max())
         index = np.flatnonzero((v >= a) & (v <= b))  # the rows patched
         rows = P[index]
         U = _utility_rows(utility, rows)
@@ -1154,7 +1156,11 @@ callable, default=None
         def trial(eta):
             new_rows = _patch_rows(rows, U, sign, eta)
             loss = row_loss.copy()
-            loss[index] = _row_brier(new_rows, y_rows)
+            # loss[index] = _row_brier(new_rows, y_rows), without temporaries
+            new_rows = np.ascontiguousarray(new_rows, dtype=np.float64)
+            scatter_row_brier(
+                np.einsum("ij,ij->i", new_rows, new_rows), new_rows, y_rows, index, loss
+            )
             return new_rows, loss, float(np.dot(w, loss) / W)
 
         if step_rule == "armijo":

@@ -11,8 +11,8 @@
 # range) are the caller's.
 
 from libc.string cimport memcpy
-from libc.math cimport isfinite
-from libc.stdlib cimport free, malloc, qsort
+from libc.math cimport fabs, isfinite
+from libc.stdlib cimport calloc, free, malloc, qsort
 
 
 cdef inline void _need(bint ok, str what) except *:
@@ -63,6 +63,10 @@ cdef int _larger_first(const void* a, const void* b) noexcept nogil:
 # up to this many classes a row is sorted by ranks counted without branches
 cdef enum:
     _RANK_SORT_MAX = 16
+
+# rows per block of rank_utilities
+cdef enum:
+    _BLOCK = 256
 
 
 cdef inline void _sort_descending(double* s, Py_ssize_t C) noexcept nogil:
@@ -209,11 +213,14 @@ def rank_utilities(
     """
     cdef Py_ssize_t N = P.shape[0], C = P.shape[1], m = kind.shape[0]
     cdef Py_ssize_t n = rows.shape[0]
-    cdef Py_ssize_t ii, i, j, t, rank, yi
+    cdef Py_ssize_t ii, i, j, t, rank, yi, start, stop, c, b
     cdef Py_ssize_t r[_RANK_SORT_MAX]
     cdef double py, v, realised, top
     cdef bint sorted_needed = False
     cdef double* s
+    cdef double* block_sums
+    cdef double* block_top
+    cdef Py_ssize_t* block_rank
     _need(y.shape[0] == N, "y must have one entry per row of P")
     _need(param.shape[0] == m, "kind and param must have one length")
     _need(V.shape[0] == m and V.shape[1] == N and R.shape[0] == m and R.shape[1] == N,
@@ -224,49 +231,76 @@ def rank_utilities(
             sorted_needed = True
     if n == 0:
         return
-    s = <double*> malloc(C * sizeof(double))
-    if s == NULL:
-        raise MemoryError()
+    # a block of rows at a time: first what each row needs (its running sums
+    # sorted, the rank of y, the top entry), then utility by utility, so
+    # that the writes to V and R run along their rows
+    block_sums = <double*> malloc(_BLOCK * C * sizeof(double))
+    block_top = <double*> malloc(_BLOCK * sizeof(double))
+    block_rank = <Py_ssize_t*> malloc(_BLOCK * sizeof(Py_ssize_t))
     try:
+        if block_sums == NULL or block_top == NULL or block_rank == NULL:
+            raise MemoryError()
         with nogil:
-            for ii in range(n):
-                i = rows[ii]
-                yi = y[i]
-                if C <= _RANK_SORT_MAX:
-                    # one pass of ranks: the sorted row (stable, so s[0] is
-                    # the first largest entry) and the rank of y
-                    _rank_sort_descending(&P[i, 0], s, r, C)
-                    rank = r[yi] + 1
-                    top = s[0]
-                else:
-                    py = P[i, yi]
-                    rank = 1
-                    top = P[i, 0]
-                    for j in range(C):
-                        rank += (P[i, j] > py) + ((j < yi) & (P[i, j] == py))
-                        if P[i, j] > top:
-                            top = P[i, j]
-                    if sorted_needed:
-                        for j in range(C):
-                            s[j] = P[i, j]
-                        _sort_descending(s, C)
-                if sorted_needed:
-                    for j in range(1, C):
-                        s[j] = s[j - 1] + s[j]
-                for t in range(m):
-                    if kind[t] == _CLASS_WISE:
-                        v = P[i, param[t]]
-                        realised = 1.0 if yi == param[t] else 0.0
-                    elif kind[t] == _TOP_K:
-                        v = s[param[t] - 1]
-                        realised = 1.0 if rank <= param[t] else 0.0
+            start = 0
+            while start < n:
+                stop = start + _BLOCK if start + _BLOCK < n else n
+                for ii in range(start, stop):
+                    i = rows[ii]
+                    yi = y[i]
+                    s = block_sums + (ii - start) * C
+                    if C <= _RANK_SORT_MAX:
+                        # one pass of ranks: the sorted row (stable, so s[0]
+                        # is the first largest entry) and the rank of y
+                        _rank_sort_descending(&P[i, 0], s, r, C)
+                        rank = r[yi] + 1
+                        top = s[0]
                     else:
-                        v = top
-                        realised = 1.0 if rank == 1 else 0.0
-                    V[t, i] = v
-                    R[t, i] = realised - v
+                        py = P[i, yi]
+                        rank = 1
+                        top = P[i, 0]
+                        for j in range(C):
+                            rank += (P[i, j] > py) + ((j < yi) & (P[i, j] == py))
+                            if P[i, j] > top:
+                                top = P[i, j]
+                        if sorted_needed:
+                            for j in range(C):
+                                s[j] = P[i, j]
+                            _sort_descending(s, C)
+                    if sorted_needed:
+                        for j in range(1, C):
+                            s[j] = s[j - 1] + s[j]
+                    block_rank[ii - start] = rank
+                    block_top[ii - start] = top
+                for t in range(m):
+                    c = param[t]
+                    if kind[t] == _CLASS_WISE:
+                        for ii in range(start, stop):
+                            i = rows[ii]
+                            v = P[i, c]
+                            realised = 1.0 if y[i] == c else 0.0
+                            V[t, i] = v
+                            R[t, i] = realised - v
+                    elif kind[t] == _TOP_K:
+                        for ii in range(start, stop):
+                            i = rows[ii]
+                            b = ii - start
+                            v = block_sums[b * C + c - 1]
+                            realised = 1.0 if block_rank[b] <= c else 0.0
+                            V[t, i] = v
+                            R[t, i] = realised - v
+                    else:
+                        for ii in range(start, stop):
+                            i = rows[ii]
+                            b = ii - start
+                            v = block_top[b]
+                            realised = 1.0 if block_rank[b] == 1 else 0.0
+                            V[t, i] = v
+                            R[t, i] = realised - v
+                start = stop
     finally:
-        free(s)
+        free(block_sums)
+        free(block_top)
+        free(block_rank)
 
 
 def top_k_rows(
@@ -363,45 +397,74 @@ def interval_upper_bounds(
     sum of the sorted residuals ending in bin ``j`` lies in ``[E_j - N_j,
     E_j + P_j]``; so the worst run is at most ``max(0, max_j E_j + P_j) -
     min(0, min_j E_j - N_j)``. To cover rounding (this sum and the exact
-    one add in different orders) ``4 n eps sum |w r|`` is added.
+    one add in different orders) ``4 n eps sum |w r|`` is added (the sum
+    taken over the bins).
     """
     cdef Py_ssize_t m = v.shape[0], n = v.shape[1]
-    cdef Py_ssize_t k, i, j
-    cdef double s, top, low, x, up, down, total_abs
-    cdef double* pos
-    cdef double* neg
+    cdef Py_ssize_t k, i, j, first, last
+    cdef double s, top, low, x, total_abs
+    cdef bint unit = True
+    cdef double* acc
     _need(r.shape[0] == m and r.shape[1] == n, "r must have the shape of v")
     _need(w.shape[0] == n, "w must have one entry per column of v")
     _need(bound.shape[0] == m, "bound needs one entry per row of v")
-    pos = <double*> malloc(2 * _N_BINS * sizeof(double))
-    if pos == NULL:
+    # acc[2 j] and acc[2 j + 1]: the sums of w r^+ and w r^- in bin j (one
+    # cache line for both), zero outside the bins in use
+    acc = <double*> calloc(2 * _N_BINS, sizeof(double))
+    if acc == NULL:
         raise MemoryError()
-    neg = pos + _N_BINS
     try:
         with nogil:
+            for i in range(n):
+                unit = unit & (w[i] == 1.0)
             for k in range(m):
-                for j in range(2 * _N_BINS):
-                    pos[j] = 0.0
                 total_abs = 0.0
+                first = _N_BINS - 1
+                last = 0
                 for i in range(n):
-                    # without branches (the sign of x is a coin toss): the
-                    # other sum gets +0.0, which changes no sum
-                    x = w[i] * r[k, i]
+                    # w = 1: x = r; |x| to the sum of its sign, chosen by
+                    # the index, not by a branch (the sign is a coin toss)
+                    x = r[k, i] if unit else w[i] * r[k, i]
                     j = _bin_of(v[k, i])
-                    up = x if x > 0 else 0.0
-                    down = 0.0 if x > 0 else -x
-                    pos[j] += up
-                    neg[j] += down
-                    total_abs += up + down
+                    first = j if j < first else first
+                    last = j if j > last else last
+                    acc[2 * j + (x <= 0)] += fabs(x)
+                # the bins outside [first, last] are empty: they change
+                # neither s nor top nor low
                 s = 0.0
                 top = 0.0
                 low = 0.0
-                for j in range(_N_BINS):
-                    if s + pos[j] > top:
-                        top = s + pos[j]
-                    if s - neg[j] < low:
-                        low = s - neg[j]
-                    s = s + pos[j] - neg[j]
+                for j in range(first, last + 1):
+                    total_abs += acc[2 * j] + acc[2 * j + 1]
+                    x = s + acc[2 * j]
+                    top = x if x > top else top
+                    x = s - acc[2 * j + 1]
+                    low = x if x < low else low
+                    s = s + acc[2 * j] - acc[2 * j + 1]
+                    acc[2 * j] = 0.0
+                    acc[2 * j + 1] = 0.0
                 bound[k] = (top - low) * (1.0 + 1e-12) + 4.0 * (n + 1) * 2.3e-16 * total_abs
     finally:
-        free(pos)
+        free(acc)
+
+
+def scatter_row_brier(
+    const double[::1] squares,          # IN  (n,) numpy's einsum("ij,ij->i", P, P)
+    const double[:, ::1] P,             # IN  (n, C) the rows
+    const Py_ssize_t[::1] y,            # IN  (n,) observed columns, in [0, C)
+    const Py_ssize_t[::1] index,        # IN  (n,) where each row's loss goes, in [0, N)
+    double[::1] loss,                   # IN/OUT (N,) loss[index[r]] is written
+):
+    """``loss[index] = squares - 2 * P[rows, y] + 1``: ``||p - e_y||^2`` per row.
+
+    The arithmetic of numpy's ``squares - 2.0 * P[np.arange(n), y] + 1.0``
+    (a product, a difference, a sum per row, in that order), scattered into
+    ``loss`` without the temporaries.
+    """
+    cdef Py_ssize_t n = P.shape[0]
+    cdef Py_ssize_t r
+    _need(squares.shape[0] == n and y.shape[0] == n and index.shape[0] == n,
+          "squares, y and index must have one entry per row of P")
+    with nogil:
+        for r in range(n):
+            loss[index[r]] = squares[r] - 2.0 * P[r, y[r]] + 1.0

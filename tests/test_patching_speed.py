@@ -1,0 +1,157 @@
+"""The patching fit's fast paths against their slow twins (issue 14: fit time).
+
+The fit must not move when it gets faster: its patches are pinned, bit for
+bit, to the fit as first written (``tests/reference.py``), and every
+compiled kernel it uses is checked against numpy on many random cases.
+"""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from skcal.recalibration import UtilityPatchingRecalibrator, _check_family
+from skcal.utilities import ClassWise, TopClass, TopK, UtilityFamily
+from skcal.utilities._families import members
+
+from reference import patching_fit_reference
+
+
+def _softmax(Z):
+    E = np.exp(Z - Z.max(axis=1, keepdims=True))
+    return E / E.sum(axis=1, keepdims=True)
+
+
+def _case(rng, n, C, kind):
+    """Over-confident predictions and outcomes drawn from calibrated ones."""
+    Z = rng.normal(0.0, 1.5, size=(n, C))
+    truth = _softmax(Z)
+    y = (truth.cumsum(axis=1) > rng.uniform(size=(n, 1))).argmax(axis=1)
+    P = _softmax(2.0 * Z)
+    if kind == "ties":
+        P = np.round(P, 2) + 0.01
+        P /= P.sum(axis=1, keepdims=True)
+    elif kind == "binary-corners":
+        P = np.eye(C)[rng.randint(C, size=n)]  # p in {0, 1}
+    elif kind == "one-class":
+        y = np.zeros(n, dtype=int)
+    return P, y
+
+
+def test_fit_pins_the_patches_of_the_reference_fit():
+    # The fit (incremental, bound-pruned audits; compiled kernels) against
+    # the fit as first written: full numpy evaluation and a sorted audit of
+    # every utility at every iteration, numpy projection. Patches and
+    # predictions equal to the last bit; UC equal up to the order in which
+    # tied rows are summed.
+    rng = np.random.RandomState(140)
+    families = ["comb", "top-k", "class-wise", "top-class"]
+    steps = ["armijo", "armijo", "paper", 0.05]
+    kinds = ["plain", "plain", "ties", "binary-corners", "one-class"]
+    n_patches = n_cases = 0
+    for case in range(40):
+        C = [2, 3, 4, 6, 10, 12, 17][case % 7]
+        n = [1, 2, 40, 300, 900][case % 5]
+        P, y = _case(rng, n, C, kinds[case % len(kinds)])
+        w = (
+            rng.randint(0, 3, size=n).astype(float) if case % 3 == 1
+            else rng.uniform(0.5, 2.0, size=n) if case % 3 == 2
+            else np.ones(n)
+        )
+        w[0] = 1.0
+        family = families[case % 4]
+        step = steps[(case // 4) % 4]
+        tol = 0.0 if case % 2 else "auto"
+        max_iter = 25
+        rec = UtilityPatchingRecalibrator(
+            family, tol=tol, step=step, max_iter=max_iter, labels=np.arange(C)
+        )
+        P_fast = rec.fit_transform(P, y, sample_weight=w)
+        utilities = members(_check_family(family), C)
+        P_ref, patches, uc, brier = patching_fit_reference(
+            P, y, w, utilities, max_iter=max_iter, tol=rec.tol_, step=step
+        )
+        assert [(repr(p.utility), p.interval, p.sign, p.step) for p in rec.patches_] == [
+            (repr(u), interval, sign, eta) for u, interval, sign, eta in patches
+        ], case
+        assert_array_equal(P_fast, P_ref)
+        assert_array_equal(rec.history_["brier"], brier)
+        assert_allclose(rec.history_["uc"], uc, rtol=1e-12, atol=1e-15)
+        n_patches += len(patches)
+        n_cases += 1
+    assert n_cases == 40
+    assert n_patches > 200  # the pins bite: most cases patch many times
+
+
+@pytest.mark.parametrize("family", ["comb", "class-wise", "top-k"])
+def test_fit_pins_the_reference_on_a_benchmark_sized_problem(family):
+    # One problem big enough for many row blocks, most rows moving per patch.
+    rng = np.random.RandomState(141)
+    P, y = _case(rng, 3000, 10, "plain")
+    rec = UtilityPatchingRecalibrator(family, tol=0.0, max_iter=12).fit(P, y)
+    utilities = members(_check_family(family), 10)
+    P_ref, patches, _, brier = patching_fit_reference(
+        P, y, np.ones(3000), utilities, max_iter=12, tol=0.0
+    )
+    assert len(patches) == 12
+    assert [(repr(p.utility), p.interval, p.sign, p.step) for p in rec.patches_] == [
+        (repr(u), interval, sign, eta) for u, interval, sign, eta in patches
+    ]
+    assert_array_equal(rec.transform(P), P_ref)
+    assert_array_equal(rec.history_["brier"], brier)
+
+
+def test_rank_utilities_in_blocks_is_the_utilities_own_evaluation():
+    # rank_utilities works on blocks of rows: many blocks, row subsets that
+    # straddle them, C on both sides of the rank-sort limit.
+    from skcal._kernels._patching import rank_utilities
+
+    rng = np.random.RandomState(142)
+    n_cases = 0
+    for case in range(30):
+        C = [2, 3, 10, 16, 17, 25][case % 6]
+        n = [255, 256, 257, 700, 1500][case % 5]
+        P = rng.dirichlet(np.full(C, [0.3, 1.0, 3.0][case % 3]), size=n)
+        if case % 4 == 0:
+            P = np.round(P, 1) + 0.1  # ties
+            P /= P.sum(axis=1, keepdims=True)
+        y = rng.randint(C, size=n).astype(np.intp)
+        utilities = [ClassWise(c) for c in range(C)] + [TopK(k) for k in range(1, C + 1)]
+        utilities.append(TopClass())
+        kind = np.array([0] * C + [1] * C + [2], dtype=np.intp)
+        param = np.array(list(range(C)) + list(range(1, C + 1)) + [1], dtype=np.intp)
+        V_numpy, realised = UtilityFamily(utilities).evaluate(P, y)
+        rows = np.sort(rng.choice(n, size=rng.randint(1, n + 1), replace=False))
+        V = np.full((len(utilities), n), np.nan)
+        R = np.full((len(utilities), n), np.nan)
+        rank_utilities(P, y, kind, param, V, R, rows.astype(np.intp))
+        assert_array_equal(V[:, rows], V_numpy[:, rows])
+        assert_array_equal(R[:, rows], realised[:, rows] - V_numpy[:, rows])
+        untouched = np.setdiff1d(np.arange(n), rows)
+        assert np.isnan(V[:, untouched]).all() and np.isnan(R[:, untouched]).all()
+        n_cases += 1
+    assert n_cases == 30
+
+
+def test_scatter_row_brier_is_numpy_bit_for_bit():
+    from skcal._kernels._patching import scatter_row_brier
+
+    rng = np.random.RandomState(143)
+    for case in range(200):
+        C = [1, 2, 3, 10, 40][case % 5]
+        n = [1, 2, 9, 150][case % 4]
+        N = n + rng.randint(0, 20)
+        P = rng.dirichlet(np.full(C, 0.5), size=n)
+        if case % 3 == 0:
+            P = np.eye(C)[rng.randint(C, size=n)]  # p in {0, 1}
+        y = rng.randint(C, size=n).astype(np.intp)
+        index = np.sort(rng.choice(N, size=n, replace=False)).astype(np.intp)
+        before = rng.uniform(size=N)
+        squares = np.einsum("ij,ij->i", P, P)
+        expected = before.copy()
+        expected[index] = squares - 2.0 * P[np.arange(n), y] + 1.0
+        loss = before.copy()
+        scatter_row_brier(squares, P, y, index, loss)
+        assert_array_equal(loss, expected)
+    with pytest.raises(ValueError, match="shapes do not match"):
+        scatter_row_brier(np.ones(2), np.ones((3, 2)), np.zeros(3, dtype=np.intp),
+                          np.zeros(3, dtype=np.intp), np.ones(3))
