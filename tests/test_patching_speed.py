@@ -155,3 +155,38 @@ def test_scatter_row_brier_is_numpy_bit_for_bit():
     with pytest.raises(ValueError, match="shapes do not match"):
         scatter_row_brier(np.ones(2), np.ones((3, 2)), np.zeros(3, dtype=np.intp),
                           np.zeros(3, dtype=np.intp), np.ones(3))
+
+
+def test_parameters_are_declared_and_checked_by_fit_and_fit_transform():
+    # issue 10, item 6: scikit-learn's declarative validation, once, at the
+    # start of fit and of fit_transform (which does not go through fit)
+    import inspect
+
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    declared = set(UtilityPatchingRecalibrator._parameter_constraints)
+    assert declared == set(inspect.signature(UtilityPatchingRecalibrator).parameters)
+    rng = np.random.RandomState(144)
+    P = rng.dirichlet(np.ones(3), size=30)
+    y = np.arange(30) % 3
+    bad = {
+        "max_iter": -1, "tol": -1.0, "step": "newton", "validation_fraction": 1.5,
+        "n_iter_no_change": 0, "random_state": "seed", "init_cv": 1, "labels": 3,
+    }
+    for name, value in bad.items():
+        for method in ("fit", "fit_transform"):
+            rec = UtilityPatchingRecalibrator(**{name: value})
+            with pytest.raises(InvalidParameterError, match=f"'{name}' parameter"):
+                getattr(rec, method)(P, y)
+    # booleans pass the declared int and float constraints: refused by name
+    for name in ("max_iter", "tol", "step", "n_iter_no_change"):
+        for method in ("fit", "fit_transform"):
+            with pytest.raises(ValueError, match=f"^{name} must be .*, got True"):
+                getattr(UtilityPatchingRecalibrator(**{name: True}), method)(P, y)
+    # valid values of every kind are accepted (numpy scalars included)
+    rec = UtilityPatchingRecalibrator(
+        max_iter=np.int64(3), tol=np.float64(0.0), step=np.float32(0.1),
+        validation_fraction=0.25, n_iter_no_change=np.int32(2),
+        random_state=np.random.RandomState(0), init_cv=None, labels=[0, 1, 2],
+    ).fit(P, y)
+    assert rec.n_iter_ <= 3
