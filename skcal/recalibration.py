@@ -966,7 +966,8 @@ callable, default=None
         else:
             fit_rows, val_rows = self._split(y_index, fraction)
 
-        P_fit, y_fit, w_fit = P[fit_rows].copy(), y_index[fit_rows], w[fit_rows]
+        # fancy indexing copies: P_fit is the fit's own, patched in place
+        P_fit, y_fit, w_fit = P[fit_rows], y_index[fit_rows], w[fit_rows]
         W = w_fit.sum()
         if not W > 0:
             raise ValueError(
@@ -1054,9 +1055,11 @@ callable, default=None
         self.history_ = {key: np.asarray(values) for key, values in history.items()}
         self.stopping_reason_ = reason
 
-        P_out = np.empty_like(P)
-        P_out[fit_rows] = P_fit
-        if val_rows is not None:
+        if val_rows is None:
+            P_out = P_fit  # every row, in order: the fit's own copy
+        else:
+            P_out = np.empty_like(P)
+            P_out[fit_rows] = P_fit
             P_out[val_rows] = P_val
         return P_out[:, 1].copy() if one_d else P_out
 
