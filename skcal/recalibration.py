@@ -40,7 +40,7 @@ from ._kernels._patching import (
     project_shifted,
     rank_utilities,
     scatter_row_brier,
-    shifted_step,
+    shifted_step_sums,
     top_k_rows,
 )
 from ._meta import _AlreadyFitted, _HeldOutProbaMetaEstimator
@@ -196,15 +196,17 @@ def _top_k_indicator(P, k):
 def _patch_rows(P_rows, U, sign, step):
     """The patched rows: ``proj_simplex(p + step * sign * u_vec(p))``.
 
-    ``project_simplex(P_rows + (step * sign) * U)`` with the step, the shift
-    and the projection in compiled loops (the same arithmetic, bit for bit).
+    ``project_simplex(P_rows + (step * sign) * U)`` with the step, the shift,
+    the row sums (numpy's pairwise summation) and the projection in compiled
+    loops (the same arithmetic, bit for bit).
     """
     P_rows = np.ascontiguousarray(P_rows, dtype=np.float64)
     out = np.empty_like(P_rows)
-    if not shifted_step(P_rows, np.ascontiguousarray(U, dtype=np.float64),
-                        step * sign, out):
+    sums = np.empty(P_rows.shape[0])
+    if not shifted_step_sums(P_rows, np.ascontiguousarray(U, dtype=np.float64),
+                             step * sign, out, sums):
         raise ValueError("X contains NaN or infinity.")
-    project_shifted(out, out.sum(axis=1))
+    project_shifted(out, sums)
     return out
 
 

@@ -190,3 +190,35 @@ def test_parameters_are_declared_and_checked_by_fit_and_fit_transform():
         random_state=np.random.RandomState(0), init_cv=None, labels=[0, 1, 2],
     ).fit(P, y)
     assert rec.n_iter_ <= 3
+
+
+def test_step_row_sums_are_numpys_pairwise_sums_bit_for_bit():
+    # shifted_step_sums replaces numpy's out.sum(axis=1) between the step and
+    # the projection: the same sums to the last bit, for every number of
+    # classes that changes numpy's summation (< 8 terms, 8 running sums, the
+    # remainder, halves above 128), entries of very different sizes.
+    from skcal._kernels._patching import shifted_step, shifted_step_sums
+
+    rng = np.random.RandomState(145)
+    widths = [1, 2, 3, 7, 8, 9, 10, 15, 16, 17, 24, 127, 128, 129, 136, 200, 300, 1000]
+    n_rows = 0
+    for case, C in enumerate(widths * 3):
+        n = [1, 5, 60][case % 3]
+        P = rng.dirichlet(np.full(C, 0.3), size=n)
+        P *= rng.choice([1e-12, 1.0, 1e6], size=P.shape) if case % 2 else 1.0
+        U = rng.choice([-1.0, 0.0, 0.5, 1.0], size=P.shape)
+        c = rng.choice([-3.0, -1e-3, 0.02, 0.7])
+        out, sums = np.empty_like(P), np.empty(n)
+        assert shifted_step_sums(P, U, c, out, sums)
+        expected = np.empty_like(P)
+        assert shifted_step(P, U, c, expected)
+        assert_array_equal(out, expected)
+        assert_array_equal(sums, expected.sum(axis=1))
+        n_rows += n
+    assert n_rows > 1000
+    out, sums = np.empty((1, 2)), np.empty(1)
+    assert not shifted_step_sums(np.array([[0.5, 0.5]]), np.array([[1.0, 0.0]]),
+                                 np.inf, out, sums)
+    with pytest.raises(ValueError, match="shapes do not match"):
+        shifted_step_sums(np.ones((3, 2)), np.ones((3, 2)), 1.0, np.empty((3, 2)),
+                          np.empty(2))

@@ -31,3 +31,10 @@ def scatter_row_brier(
     index: NDArray[np.intp],
     loss: NDArray[np.float64],
 ) -> None: ...
+def shifted_step_sums(
+    P: NDArray[np.float64],
+    U: NDArray[np.float64],
+    c: float,
+    out: NDArray[np.float64],
+    sums: NDArray[np.float64],
+) -> bool: ...

@@ -468,3 +468,79 @@ def scatter_row_brier(
     with nogil:
         for r in range(n):
             loss[index[r]] = squares[r] - 2.0 * P[r, y[r]] + 1.0
+
+
+cdef double _pairwise_sum(const double* a, Py_ssize_t n) noexcept nogil:
+    """numpy's pairwise summation of ``a[0:n]`` (``DOUBLE_pairwise_sum``).
+
+    Fewer than 8 terms: one running sum. Up to 128: eight running sums over
+    the terms ``j, j + 8, ...`` combined as ``((r0 + r1) + (r2 + r3)) +
+    ((r4 + r5) + (r6 + r7))``, then the last ``n % 8`` terms one by one.
+    More: the two halves (the first a multiple of 8 long) summed so and
+    added. The same sum, bit for bit, as ``np.add.reduce`` along a
+    contiguous last axis (its result is this plus the reduction's zero).
+    """
+    cdef Py_ssize_t i, j, half
+    cdef double res
+    cdef double r[8]
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res = res + a[i]
+        return res
+    if n <= 128:
+        for j in range(8):
+            r[j] = a[j]
+        i = 8
+        while i < n - (n % 8):
+            for j in range(8):
+                r[j] = r[j] + a[i + j]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        while i < n:
+            res = res + a[i]
+            i += 1
+        return res
+    half = n // 2
+    half -= half % 8
+    return _pairwise_sum(a, half) + _pairwise_sum(a + half, n - half)
+
+
+def shifted_step_sums(
+    const double[:, ::1] P,             # IN  (n, C) rows p
+    const double[:, ::1] U,             # IN  (n, C) utility vectors u_vec(p)
+    double c,                           # IN  step times sign
+    double[:, ::1] out,                 # OUT (n, C) x - max(x) with x = p + c u
+    double[::1] sums,                   # OUT (n,) numpy's out.sum(axis=1)
+):
+    """:func:`shifted_step` and the row sums of its output, in one pass.
+
+    ``sums[i]`` is numpy's pairwise sum of ``out[i]`` (see
+    :func:`_pairwise_sum`), so ``project_shifted(out, sums)`` projects as
+    ``project_shifted(out, out.sum(axis=1))``. False if some x is not finite.
+    """
+    cdef Py_ssize_t n = P.shape[0], C = P.shape[1]
+    cdef Py_ssize_t i, j
+    cdef double x, top
+    cdef bint finite = True
+    _need(U.shape[0] == n and U.shape[1] == C, "U must have the shape of P")
+    _need(out.shape[0] == n and out.shape[1] == C, "out must have the shape of P")
+    _need(sums.shape[0] == n, "sums must have one entry per row of P")
+    if C == 0:
+        for i in range(n):
+            sums[i] = 0.0
+        return True
+    with nogil:
+        for i in range(n):
+            top = P[i, 0] + c * U[i, 0]
+            for j in range(C):
+                x = P[i, j] + c * U[i, j]
+                out[i, j] = x
+                if not isfinite(x):
+                    finite = False
+                elif x > top:
+                    top = x
+            for j in range(C):
+                out[i, j] = out[i, j] - top
+            sums[i] = _pairwise_sum(&out[i, 0], C)
+    return finite
