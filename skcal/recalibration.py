@@ -40,7 +40,7 @@ from ._kernels._patching import (
     project_shifted,
     rank_utilities,
     scatter_row_brier,
-    shifted_step_sums,
+    step_project,
     top_k_rows,
 )
 from ._meta import _AlreadyFitted, _HeldOutProbaMetaEstimator
@@ -203,10 +203,9 @@ def _patch_rows(P_rows, U, sign, step):
     P_rows = np.ascontiguousarray(P_rows, dtype=np.float64)
     out = np.empty_like(P_rows)
     sums = np.empty(P_rows.shape[0])
-    if not shifted_step_sums(P_rows, np.ascontiguousarray(U, dtype=np.float64),
-                             step * sign, out, sums):
+    if not step_project(P_rows, np.ascontiguousarray(U, dtype=np.float64),
+                        step * sign, out, sums):
         raise ValueError("X contains NaN or infinity.")
-    project_shifted(out, sums)
     return out
 
 

@@ -9,7 +9,11 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from skcal.recalibration import UtilityPatchingRecalibrator, _check_family
+from skcal.recalibration import (
+    UtilityPatchingRecalibrator,
+    _check_family,
+    project_simplex,
+)
 from skcal.utilities import ClassWise, TopClass, TopK, UtilityFamily
 from skcal.utilities._families import members
 
@@ -192,12 +196,14 @@ def test_parameters_are_declared_and_checked_by_fit_and_fit_transform():
     assert rec.n_iter_ <= 3
 
 
-def test_step_row_sums_are_numpys_pairwise_sums_bit_for_bit():
-    # shifted_step_sums replaces numpy's out.sum(axis=1) between the step and
-    # the projection: the same sums to the last bit, for every number of
-    # classes that changes numpy's summation (< 8 terms, 8 running sums, the
-    # remainder, halves above 128), entries of very different sizes.
-    from skcal._kernels._patching import shifted_step, shifted_step_sums
+def test_step_project_is_the_three_kernels_with_numpys_sums_bit_for_bit():
+    # step_project does the step, numpy's row sums (pairwise summation,
+    # repeated in the kernel) and the projection row by row: the same rows
+    # and sums to the last bit as the step kernel, out.sum(axis=1) and the
+    # projection kernel, for every number of classes that changes numpy's
+    # summation (< 8 terms, 8 running sums, the remainder, halves above 128),
+    # entries of very different sizes.
+    from skcal._kernels._patching import project_shifted, shifted_step, step_project
 
     rng = np.random.RandomState(145)
     widths = [1, 2, 3, 7, 8, 9, 10, 15, 16, 17, 24, 127, 128, 129, 136, 200, 300, 1000]
@@ -209,16 +215,20 @@ def test_step_row_sums_are_numpys_pairwise_sums_bit_for_bit():
         U = rng.choice([-1.0, 0.0, 0.5, 1.0], size=P.shape)
         c = rng.choice([-3.0, -1e-3, 0.02, 0.7])
         out, sums = np.empty_like(P), np.empty(n)
-        assert shifted_step_sums(P, U, c, out, sums)
-        expected = np.empty_like(P)
-        assert shifted_step(P, U, c, expected)
-        assert_array_equal(out, expected)
-        assert_array_equal(sums, expected.sum(axis=1))
+        assert step_project(P, U, c, out, sums)
+        shifted = np.empty_like(P)
+        assert shifted_step(P, U, c, shifted)
+        assert_array_equal(sums, shifted.sum(axis=1))
+        project_shifted(shifted, shifted.sum(axis=1))
+        assert_array_equal(out, shifted)
         n_rows += n
     assert n_rows > 1000
-    out, sums = np.empty((1, 2)), np.empty(1)
-    assert not shifted_step_sums(np.array([[0.5, 0.5]]), np.array([[1.0, 0.0]]),
-                                 np.inf, out, sums)
+    out, sums = np.empty((2, 2)), np.empty(2)
+    # 0.5 + 1e308 * 2 overflows; the second row does not move
+    assert not step_project(np.array([[0.5, 0.5], [0.2, 0.8]]),
+                            np.array([[2.0, 0.0], [0.0, 0.0]]), 1e308, out, sums)
+    # the finite row is projected
+    assert_array_equal(out[1], project_simplex([[0.2, 0.8]])[0])
     with pytest.raises(ValueError, match="shapes do not match"):
-        shifted_step_sums(np.ones((3, 2)), np.ones((3, 2)), 1.0, np.empty((3, 2)),
-                          np.empty(2))
+        step_project(np.ones((3, 2)), np.ones((3, 2)), 1.0, np.empty((3, 2)),
+                     np.empty(2))

@@ -31,7 +31,7 @@ def scatter_row_brier(
     index: NDArray[np.intp],
     loss: NDArray[np.float64],
 ) -> None: ...
-def shifted_step_sums(
+def step_project(
     P: NDArray[np.float64],
     U: NDArray[np.float64],
     c: float,

@@ -141,9 +141,8 @@ def project_shifted(
     css_rho / rho``. The row becomes ``clip(S[i] - theta, 0, 1)``.
     """
     cdef Py_ssize_t n = S.shape[0], C = S.shape[1]
-    cdef Py_ssize_t i, j, rho
+    cdef Py_ssize_t i
     cdef Py_ssize_t r[_RANK_SORT_MAX]
-    cdef double theta, lowest, css, x
     cdef double* s
     _need(sums.shape[0] == n, "sums must have one entry per row of S")
     if n == 0 or C == 0:
@@ -154,36 +153,45 @@ def project_shifted(
     try:
         with nogil:
             for i in range(n):
-                theta = (sums[i] - 1.0) / <double> C
-                lowest = S[i, 0]
-                for j in range(1, C):
-                    if S[i, j] < lowest:
-                        lowest = S[i, j]
-                if not lowest - theta > 0:
-                    if C <= _RANK_SORT_MAX:
-                        _rank_sort_descending(&S[i, 0], s, r, C)
-                    else:
-                        for j in range(C):
-                            s[j] = S[i, j]
-                        _sort_descending(s, C)
-                    css = s[0]
-                    theta = css - 1.0
-                    rho = 0
-                    for j in range(1, C):
-                        css = css + s[j]
-                        if s[j] - (css - 1.0) / <double> (j + 1) > 0:
-                            rho = j
-                            theta = css - 1.0
-                    theta = theta / (<double> rho + 1.0)
-                for j in range(C):
-                    x = S[i, j] - theta
-                    if x < 0.0:
-                        x = 0.0
-                    elif x > 1.0:
-                        x = 1.0
-                    S[i, j] = x
+                _project_row(&S[i, 0], sums[i], C, s, r)
     finally:
         free(s)
+
+
+cdef inline void _project_row(
+    double* row, double total, Py_ssize_t C, double* s, Py_ssize_t* r
+) noexcept nogil:
+    """One row of :func:`project_shifted`, in place (``s``, ``r``: C entries of room)."""
+    cdef Py_ssize_t j, rho
+    cdef double theta, lowest, css, x
+    theta = (total - 1.0) / <double> C
+    lowest = row[0]
+    for j in range(1, C):
+        if row[j] < lowest:
+            lowest = row[j]
+    if not lowest - theta > 0:
+        if C <= _RANK_SORT_MAX:
+            _rank_sort_descending(row, s, r, C)
+        else:
+            for j in range(C):
+                s[j] = row[j]
+            _sort_descending(s, C)
+        css = s[0]
+        theta = css - 1.0
+        rho = 0
+        for j in range(1, C):
+            css = css + s[j]
+            if s[j] - (css - 1.0) / <double> (j + 1) > 0:
+                rho = j
+                theta = css - 1.0
+        theta = theta / (<double> rho + 1.0)
+    for j in range(C):
+        x = row[j] - theta
+        if x < 0.0:
+            x = 0.0
+        elif x > 1.0:
+            x = 1.0
+        row[j] = x
 
 
 # kinds of utility understood by rank_utilities
@@ -506,23 +514,28 @@ cdef double _pairwise_sum(const double* a, Py_ssize_t n) noexcept nogil:
     return _pairwise_sum(a, half) + _pairwise_sum(a + half, n - half)
 
 
-def shifted_step_sums(
+def step_project(
     const double[:, ::1] P,             # IN  (n, C) rows p
     const double[:, ::1] U,             # IN  (n, C) utility vectors u_vec(p)
     double c,                           # IN  step times sign
-    double[:, ::1] out,                 # OUT (n, C) x - max(x) with x = p + c u
-    double[::1] sums,                   # OUT (n,) numpy's out.sum(axis=1)
+    double[:, ::1] out,                 # OUT (n, C) the projected rows
+    double[::1] sums,                   # OUT (n,) the row sums of the shifted rows
 ):
-    """:func:`shifted_step` and the row sums of its output, in one pass.
+    """:func:`shifted_step`, the row sums and :func:`project_shifted`, row by row.
 
-    ``sums[i]`` is numpy's pairwise sum of ``out[i]`` (see
-    :func:`_pairwise_sum`), so ``project_shifted(out, sums)`` projects as
-    ``project_shifted(out, out.sum(axis=1))``. False if some x is not finite.
+    Each row goes through the three while it is in cache: ``x = p + c u``
+    shifted by its maximum, ``sums[i]`` numpy's pairwise sum of it (see
+    :func:`_pairwise_sum`: what ``out.sum(axis=1)`` would give), then its
+    projection onto the simplex; the same rows, bit for bit, as
+    ``shifted_step(P, U, c, out); project_shifted(out, out.sum(axis=1))``.
+    False if some x is not finite (such a row is left shifted, not projected).
     """
     cdef Py_ssize_t n = P.shape[0], C = P.shape[1]
     cdef Py_ssize_t i, j
+    cdef Py_ssize_t r[_RANK_SORT_MAX]
     cdef double x, top
-    cdef bint finite = True
+    cdef bint finite = True, row_finite
+    cdef double* s
     _need(U.shape[0] == n and U.shape[1] == C, "U must have the shape of P")
     _need(out.shape[0] == n and out.shape[1] == C, "out must have the shape of P")
     _need(sums.shape[0] == n, "sums must have one entry per row of P")
@@ -530,17 +543,28 @@ def shifted_step_sums(
         for i in range(n):
             sums[i] = 0.0
         return True
-    with nogil:
-        for i in range(n):
-            top = P[i, 0] + c * U[i, 0]
-            for j in range(C):
-                x = P[i, j] + c * U[i, j]
-                out[i, j] = x
-                if not isfinite(x):
+    s = <double*> malloc(C * sizeof(double))
+    if s == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for i in range(n):
+                row_finite = True
+                top = P[i, 0] + c * U[i, 0]
+                for j in range(C):
+                    x = P[i, j] + c * U[i, j]
+                    out[i, j] = x
+                    if not isfinite(x):
+                        row_finite = False
+                    elif x > top:
+                        top = x
+                for j in range(C):
+                    out[i, j] = out[i, j] - top
+                sums[i] = _pairwise_sum(&out[i, 0], C)
+                if row_finite:
+                    _project_row(&out[i, 0], sums[i], C, s, r)
+                else:
                     finite = False
-                elif x > top:
-                    top = x
-            for j in range(C):
-                out[i, j] = out[i, j] - top
-            sums[i] = _pairwise_sum(&out[i, 0], C)
+    finally:
+        free(s)
     return finite
