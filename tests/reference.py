@@ -1034,7 +1034,7 @@ def patching_fit_reference(P, y, w, utilities, *, max_iter, tol, step="armijo"):
         if not (err > 0 and norm2 > 0):
             break
 
-        def trial(eta):
+        def trial(eta, index=index, sign=sign, U=U, loss=loss):
             new_rows = simplex_projection_sort_numpy(P[index] + (eta * sign) * U)
             new_loss = loss.copy()
             new_loss[index] = row_loss_of(new_rows, y[index])

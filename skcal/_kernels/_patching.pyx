@@ -99,17 +99,17 @@ cdef inline void _descending_ranks(
     ``0, ..., C - 1``: the positions of the entries in the stable sort
     largest first (equal entries, 0.0 and -0.0 among them, by position).
     """
-    cdef Py_ssize_t j, l, first, later
+    cdef Py_ssize_t j, other, first, later
     cdef double v
     for j in range(C):
         r[j] = 0
     for j in range(1, C):
         v = x[j]
         later = 0
-        for l in range(j):
-            first = x[l] >= v       # x_l ranks before x_j
+        for other in range(j):
+            first = x[other] >= v   # x_other ranks before x_j
             later += first
-            r[l] += 1 - first
+            r[other] += 1 - first
         r[j] += later
 
 
