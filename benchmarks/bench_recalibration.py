@@ -240,6 +240,8 @@ def main():
         print()
     for label, _ in builds:
         print(f"{label}: skcal {runs[label][0]['skcal']} from {runs[label][0]['path']}")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end; OPENBLAS_NUM_THREADS="
+          f"{os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")
 
 
 if __name__ == "__main__":

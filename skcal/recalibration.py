@@ -33,13 +33,14 @@ from sklearn.utils import check_random_state, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexable
 
-from ._compat import _check_feature_names
+from ._compat import Interval, StrOptions, _check_feature_names, _fit_context
 from ._kernels._interval import max_abs_interval_rows
 from ._kernels._patching import (
     interval_upper_bounds,
     project_shifted,
     rank_utilities,
-    shifted_step,
+    scatter_row_brier,
+    step_project,
     top_k_rows,
 )
 from ._meta import _AlreadyFitted, _HeldOutProbaMetaEstimator
@@ -195,15 +196,16 @@ def _top_k_indicator(P, k):
 def _patch_rows(P_rows, U, sign, step):
     """The patched rows: ``proj_simplex(p + step * sign * u_vec(p))``.
 
-    ``project_simplex(P_rows + (step * sign) * U)`` with the step, the shift
-    and the projection in compiled loops (the same arithmetic, bit for bit).
+    ``project_simplex(P_rows + (step * sign) * U)`` with the step, the shift,
+    the row sums (numpy's pairwise summation) and the projection in compiled
+    loops (the same arithmetic, bit for bit).
     """
     P_rows = np.ascontiguousarray(P_rows, dtype=np.float64)
     out = np.empty_like(P_rows)
-    if not shifted_step(P_rows, np.ascontiguousarray(U, dtype=np.float64),
-                        step * sign, out):
+    sums = np.empty(P_rows.shape[0])
+    if not step_project(P_rows, np.ascontiguousarray(U, dtype=np.float64),
+                        step * sign, out, sums):
         raise ValueError("X contains NaN or infinity.")
-    project_shifted(out, out.sum(axis=1))
     return out
 
 
@@ -381,74 +383,40 @@ def _row_brier(P, y):
 # --- parameter checks ------------------------------------------------------------
 
 
-def _check_max_iter(max_iter):
-    if (
-        isinstance(max_iter, (bool, np.bool_))
-        or not isinstance(max_iter, numbers.Integral)
-        or max_iter < 0
-    ):
-        raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}.")
-    return int(max_iter)
+# scikit-learn's declarative validation of UtilityPatchingRecalibrator's
+# parameters (checked by _fit_context at the start of fit and fit_transform);
+# family and init are checked in fit with messages of their own (names,
+# utilities, families; a name, a recalibrator or a callable)
+_PATCHING_CONSTRAINTS = {
+    "family": "no_validation",
+    "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+    "tol": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="left")],
+    "step": [
+        StrOptions(set(_STEP_OPTIONS)),
+        Interval(numbers.Real, 0, None, closed="neither"),
+    ],
+    "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+    "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+    "init": "no_validation",
+    "init_cv": [Interval(numbers.Integral, 2, None, closed="left"), None],
+    "labels": ["array-like", None],
+}
+
+# what a parameter must be, for the booleans the constraints let through
+# (True is an int and a float to them)
+_NOT_BOOLEAN = {
+    "max_iter": "a non-negative integer",
+    "tol": "'auto' or a non-negative float",
+    "step": f"one of {_STEP_OPTIONS} or a positive float",
+    "n_iter_no_change": "a positive integer",
+}
 
 
-def _check_tol(tol):
-    if isinstance(tol, str):
-        if tol == "auto":
-            return tol
-        raise ValueError(f"tol must be 'auto' or a non-negative float, got {tol!r}.")
-    if (
-        isinstance(tol, (bool, np.bool_))
-        or not isinstance(tol, numbers.Real)
-        or not np.isfinite(tol)
-        or tol < 0
-    ):
-        raise ValueError(f"tol must be 'auto' or a non-negative float, got {tol!r}.")
-    return float(tol)
-
-
-def _check_step(step):
-    if isinstance(step, str):
-        if step in _STEP_OPTIONS:
-            return step
-        raise ValueError(
-            f"step must be one of {_STEP_OPTIONS} or a positive float, got {step!r}."
-        )
-    if (
-        isinstance(step, (bool, np.bool_))
-        or not isinstance(step, numbers.Real)
-        or not np.isfinite(step)
-        or step <= 0
-    ):
-        raise ValueError(
-            f"step must be one of {_STEP_OPTIONS} or a positive float, got {step!r}."
-        )
-    return float(step)
-
-
-def _check_validation_fraction(fraction):
-    if fraction is None:
-        return None
-    if (
-        isinstance(fraction, (bool, np.bool_))
-        or not isinstance(fraction, numbers.Real)
-        or not 0 < fraction < 1
-    ):
-        raise ValueError(
-            f"validation_fraction must be None or a float in (0, 1), got {fraction!r}."
-        )
-    return float(fraction)
-
-
-def _check_n_iter_no_change(n_iter_no_change):
-    if (
-        isinstance(n_iter_no_change, (bool, np.bool_))
-        or not isinstance(n_iter_no_change, numbers.Integral)
-        or n_iter_no_change < 1
-    ):
-        raise ValueError(
-            f"n_iter_no_change must be a positive integer, got {n_iter_no_change!r}."
-        )
-    return int(n_iter_no_change)
+def _check_not_boolean(params):
+    for name, what in _NOT_BOOLEAN.items():
+        if isinstance(params[name], (bool, np.bool_)):
+            raise ValueError(f"{name} must be {what}, got {params[name]!r}.")
 
 
 def _check_family(family):
@@ -579,18 +547,6 @@ def _check_init(init):
         f"init must be None, one of {_SKLEARN_METHODS}, a recalibrator with fit(P, y) "
         f"and predict_proba(P), or a callable; got {type(init).__name__}."
     )
-
-
-def _check_init_cv(init_cv):
-    if init_cv is None:
-        return None
-    if (
-        isinstance(init_cv, (bool, np.bool_))
-        or not isinstance(init_cv, numbers.Integral)
-        or init_cv < 2
-    ):
-        raise ValueError(f"init_cv must be None or an integer >= 2, got {init_cv!r}.")
-    return int(init_cv)
 
 
 def _with_column_labels(recalibrator, n_columns):
@@ -897,6 +853,9 @@ callable, default=None
 
     # -- fitting -------------------------------------------------------------
 
+    _parameter_constraints = dict(_PATCHING_CONSTRAINTS)
+
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, P, y, sample_weight=None):
         """Fit the patches on predicted probabilities and observed classes.
 
@@ -920,6 +879,7 @@ callable, default=None
         self._fit(P, y, sample_weight)
         return self
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit_transform(self, P, y=None, sample_weight=None):
         """Fit, and return the patched predictions computed while fitting.
 
@@ -943,7 +903,7 @@ callable, default=None
     def _start(self, P, y_index, w):
         """The warm-started predictions the patches are fitted on, and ``init_``."""
         init = _check_init(self.init)
-        init_cv = _check_init_cv(self.init_cv)
+        init_cv = self.init_cv
         if init is None:
             return P, None
         if not callable(getattr(init, "fit", None)):
@@ -977,12 +937,16 @@ callable, default=None
 
     def _fit(self, P, y, sample_weight):
         _check_feature_names(self, P, reset=True)
+        # the other parameters were checked by _fit_context
+        _check_not_boolean(self.get_params(deep=False))
         family = _check_family(self.family)
-        max_iter = _check_max_iter(self.max_iter)
-        tol = _check_tol(self.tol)
-        step_rule = _check_step(self.step)
-        fraction = _check_validation_fraction(self.validation_fraction)
-        patience = _check_n_iter_no_change(self.n_iter_no_change)
+        max_iter = int(self.max_iter)
+        tol = self.tol if isinstance(self.tol, str) else float(self.tol)
+        step_rule = self.step if isinstance(self.step, str) else float(self.step)
+        fraction = (
+            None if self.validation_fraction is None else float(self.validation_fraction)
+        )
+        patience = int(self.n_iter_no_change)
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y "
@@ -1003,7 +967,8 @@ callable, default=None
         else:
             fit_rows, val_rows = self._split(y_index, fraction)
 
-        P_fit, y_fit, w_fit = P[fit_rows].copy(), y_index[fit_rows], w[fit_rows]
+        # fancy indexing copies: P_fit is the fit's own, patched in place
+        P_fit, y_fit, w_fit = P[fit_rows], y_index[fit_rows], w[fit_rows]
         W = w_fit.sum()
         if not W > 0:
             raise ValueError(
@@ -1091,9 +1056,11 @@ callable, default=None
         self.history_ = {key: np.asarray(values) for key, values in history.items()}
         self.stopping_reason_ = reason
 
-        P_out = np.empty_like(P)
-        P_out[fit_rows] = P_fit
-        if val_rows is not None:
+        if val_rows is None:
+            P_out = P_fit  # every row, in order: the fit's own copy
+        else:
+            P_out = np.empty_like(P)
+            P_out[fit_rows] = P_fit
             P_out[val_rows] = P_val
         return P_out[:, 1].copy() if one_d else P_out
 
@@ -1139,7 +1106,8 @@ callable, default=None
         weighted = mask & (w > 0)
         if not weighted.any():
             return failed
-        a, b = float(v[weighted].min()), float(v[weighted].max())
+        v_weighted = v[weighted]
+        a, b = float(v_weighted.min()), float(v_weighted.max())
         index = np.flatnonzero((v >= a) & (v <= b))  # the rows patched
         rows = P[index]
         U = _utility_rows(utility, rows)
@@ -1154,7 +1122,11 @@ callable, default=None
         def trial(eta):
             new_rows = _patch_rows(rows, U, sign, eta)
             loss = row_loss.copy()
-            loss[index] = _row_brier(new_rows, y_rows)
+            # loss[index] = _row_brier(new_rows, y_rows), without temporaries
+            new_rows = np.ascontiguousarray(new_rows, dtype=np.float64)
+            scatter_row_brier(
+                np.einsum("ij,ij->i", new_rows, new_rows), new_rows, y_rows, index, loss
+            )
             return new_rows, loss, float(np.dot(w, loss) / W)
 
         if step_rule == "armijo":

@@ -1061,3 +1061,114 @@ def interval_noise_reference(zeta, u, p, w):
                 m -= wi * zi
         total += abs(m) * (right - left)
     return total
+
+
+# --- patching recalibrator: the whole fit, slowly (branch patchfit) ---------------
+
+
+def worst_interval_sorted_reference(v, residual):
+    """The worst run of one utility, by a stable sort and one cumulative sum.
+
+    ``residual`` is ``w (u(p, e_y) - v)`` per row. Rows are sorted by ``v``
+    (ties in row order) and summed one at a time; a prefix may only end
+    after the last row of a group of equal ``v``. With ``S_0 = 0`` and
+    ``S_g`` the sum up to the end of group ``g``, the worst run is between
+    the first largest and the first smallest ``S`` (``max S - min S``).
+    Returns ``(value, lower, upper, sign)`` with the smallest and largest
+    ``v`` of the run; ``value = sign = 0`` when every run sums to zero.
+    """
+    order = np.argsort(v, kind="stable")
+    v_sorted = v[order]
+    running = np.cumsum(residual[order])
+    ends = np.flatnonzero(np.r_[v_sorted[1:] != v_sorted[:-1], True])
+    S = np.r_[0.0, running[ends]]
+    g_max, g_min = int(np.argmax(S)), int(np.argmin(S))
+    value = S[g_max] - S[g_min]
+    if not value > 0:
+        return 0.0, v_sorted[0], v_sorted[0], 0
+    first, last = min(g_max, g_min), max(g_max, g_min)
+    start = 0 if first == 0 else ends[first - 1] + 1  # first row of the run
+    lower, upper = v_sorted[start], v_sorted[ends[last - 1]]
+    return value, lower, upper, 1 if g_max > g_min else -1
+
+
+def patching_fit_reference(P, y, w, utilities, *, max_iter, tol, step="armijo"):
+    """The fit of UtilityPatchingRecalibrator as first written, without shortcuts.
+
+    Every iteration re-evaluates every utility on every row with the
+    utilities' own (numpy) evaluation, audits each by
+    :func:`worst_interval_sorted_reference` and keeps the first largest;
+    the patch shrinks the interval to the rows of positive weight, takes
+    ``u_vec`` from ``_checked_matrix``, steps by ``"armijo"`` (start at
+    ``4 err / E||u||^2``, halve until the Brier score drops by ``eta err /
+    2``, at most 40 times), ``"paper"`` (``err / C``) or a constant, and
+    projects with :func:`simplex_projection_sort_numpy`; a step that does
+    not lower the Brier score stops the fit. Brier scores are numpy's
+    ``einsum`` row norms and ``dot`` with the weights, as the fit computes
+    them. Returns ``(P, patches, uc, brier)`` with patches
+    ``(utility, (a, b), sign, eta)``.
+    """
+    from skcal.utilities import UtilityFamily
+
+    P = np.array(P, dtype=np.float64)
+    y = np.asarray(y, dtype=np.intp)
+    w = np.asarray(w, dtype=np.float64)
+    n, C = P.shape
+    W = w.sum()
+    rows_all = np.arange(n)
+
+    def row_loss_of(Q, labels):
+        return np.einsum("ij,ij->i", Q, Q) - 2.0 * Q[np.arange(Q.shape[0]), labels] + 1.0
+
+    loss = row_loss_of(P, y)
+    brier = float(np.dot(w, loss) / W)
+    patches, uc_history, brier_history = [], [], []
+    for t in range(max_iter + 1):
+        V, realised = UtilityFamily(list(utilities)).evaluate(P, y)
+        audits = [
+            worst_interval_sorted_reference(V[k], w * (realised[k] - V[k]))
+            for k in range(len(utilities))
+        ]
+        values = np.array([a[0] for a in audits]) / W
+        worst = int(np.argmax(values))
+        _, lower, upper, sign = audits[worst]
+        uc_history.append(float(values[worst]))
+        brier_history.append(brier)
+        if values[worst] <= tol or sign == 0 or t == max_iter:
+            break
+        utility, v = utilities[worst], V[worst]
+        inside = (v >= lower) & (v <= upper) & (w > 0)
+        if not inside.any():
+            break
+        a, b = float(v[inside].min()), float(v[inside].max())
+        index = rows_all[(v >= a) & (v <= b)]
+        U = utility._checked_matrix(P[index])
+        err = float(np.dot(w[index], sign * (U[np.arange(len(index)), y[index]] - v[index])) / W)
+        norm2 = float(np.dot(w[index], np.einsum("ij,ij->i", U, U)) / W)
+        if not (err > 0 and norm2 > 0):
+            break
+
+        def trial(eta, index=index, sign=sign, U=U, loss=loss):
+            new_rows = simplex_projection_sort_numpy(P[index] + (eta * sign) * U)
+            new_loss = loss.copy()
+            new_loss[index] = row_loss_of(new_rows, y[index])
+            return new_rows, new_loss, float(np.dot(w, new_loss) / W)
+
+        if step == "armijo":
+            eta = 4.0 * err / norm2
+            for _ in range(40):
+                new_rows, new_loss, new_brier = trial(eta)
+                if new_brier < brier and new_brier <= brier - 0.5 * eta * err:
+                    break
+                eta /= 2
+            else:
+                break
+        else:
+            eta = err / C if step == "paper" else step
+            new_rows, new_loss, new_brier = trial(eta)
+            if not new_brier < brier:
+                break
+        P[index] = new_rows
+        loss, brier = new_loss, new_brier
+        patches.append((utility, (a, b), sign, float(eta)))
+    return P, patches, np.array(uc_history), np.array(brier_history)

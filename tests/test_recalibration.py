@@ -533,18 +533,32 @@ def test_fit_checks_y_and_weights():
 @pytest.mark.parametrize(
     "params, error, message",
     [
-        ({"max_iter": -1}, ValueError, "max_iter must be a non-negative integer"),
-        ({"max_iter": 2.5}, ValueError, "max_iter must be"),
-        ({"max_iter": True}, ValueError, "max_iter must be"),
-        ({"tol": "big"}, ValueError, "tol must be 'auto' or a non-negative float"),
-        ({"tol": -0.1}, ValueError, "tol must be"),
-        ({"tol": np.nan}, ValueError, "tol must be"),
-        ({"step": "newton"}, ValueError, "step must be one of"),
-        ({"step": 0.0}, ValueError, "step must be one of"),
-        ({"step": np.inf}, ValueError, "step must be one of"),
-        ({"validation_fraction": 1.0}, ValueError, "validation_fraction must be"),
-        ({"validation_fraction": 0}, ValueError, "validation_fraction must be"),
-        ({"n_iter_no_change": 0}, ValueError, "n_iter_no_change must be"),
+        # scikit-learn's parameter validation (_parameter_constraints) words
+        # these; booleans, which it takes for integers, are refused by skcal
+        ({"max_iter": -1}, ValueError,
+         r"'max_iter' parameter of UtilityPatchingRecalibrator must be an int in "
+         r"the range \[0, inf\)"),
+        ({"max_iter": 2.5}, ValueError, "'max_iter' parameter .* must be an int"),
+        ({"max_iter": True}, ValueError, "max_iter must be a non-negative integer"),
+        ({"tol": "big"}, ValueError,
+         r"'tol' parameter .* must be a str among \{'auto'\} or a float in the "
+         r"range \[0.0, inf\)"),
+        ({"tol": -0.1}, ValueError, "'tol' parameter .* must be"),
+        ({"tol": np.nan}, ValueError, "'tol' parameter .* must be"),
+        ({"tol": True}, ValueError, "tol must be 'auto' or a non-negative float"),
+        ({"step": "newton"}, ValueError, "'step' parameter .* must be a str among"),
+        ({"step": 0.0}, ValueError, r"'step' parameter .* float in the range \(0.0, inf\)"),
+        ({"step": np.inf}, ValueError, "'step' parameter .* must be"),
+        ({"step": True}, ValueError, "step must be one of"),
+        ({"validation_fraction": 1.0}, ValueError,
+         r"'validation_fraction' parameter .* must be a float in the range "
+         r"\(0.0, 1.0\) or None"),
+        ({"validation_fraction": 0}, ValueError, "'validation_fraction' parameter"),
+        ({"n_iter_no_change": 0}, ValueError, "'n_iter_no_change' parameter .* must be"),
+        ({"n_iter_no_change": True}, ValueError, "n_iter_no_change must be a positive"),
+        ({"random_state": "seed"}, ValueError, "'random_state' parameter"),
+        ({"init_cv": 1}, ValueError, "'init_cv' parameter .* must be an int in the range"),
+        ({"labels": 3}, ValueError, "'labels' parameter .* must be an array-like"),
         ({"family": "everything"}, ValueError, "Unknown family 'everything'"),
         ({"family": "linear"}, ValueError, "family='linear' names a continuous"),
         ({"family": LinearFamily(3)}, TypeError, "family: LinearFamily is a contin"),
@@ -1008,7 +1022,8 @@ def test_bad_init_is_named():
         UtilityPatchingRecalibrator(init="platt").fit(P, y)
     with pytest.raises(TypeError, match="init must be None"):
         UtilityPatchingRecalibrator(init=3).fit(P, y)
-    with pytest.raises(ValueError, match="init_cv must be None or an integer"):
+    # scikit-learn's parameter validation words this one (_parameter_constraints)
+    with pytest.raises(ValueError, match="'init_cv' parameter .* int in the range"):
         UtilityPatchingRecalibrator(init="isotonic", init_cv=1).fit(P, y)
 
 

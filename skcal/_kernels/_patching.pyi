@@ -24,3 +24,17 @@ def interval_upper_bounds(
     w: NDArray[np.float64],
     bound: NDArray[np.float64],
 ) -> None: ...
+def scatter_row_brier(
+    squares: NDArray[np.float64],
+    P: NDArray[np.float64],
+    y: NDArray[np.intp],
+    index: NDArray[np.intp],
+    loss: NDArray[np.float64],
+) -> None: ...
+def step_project(
+    P: NDArray[np.float64],
+    U: NDArray[np.float64],
+    c: float,
+    out: NDArray[np.float64],
+    sums: NDArray[np.float64],
+) -> bool: ...
