@@ -74,6 +74,17 @@ _ARMIJO_START = 4.0
 _ARMIJO_HALVINGS = 40
 
 
+def _weighted_sum(w, x):
+    """``sum_i w_i x_i`` by numpy's pairwise summation.
+
+    Not ``np.dot``: a threaded BLAS splits a long dot product among its
+    threads and adds the parts in another order, so a fit's last bits (and
+    with them which patch wins a near tie) would depend on the number of
+    BLAS threads.
+    """
+    return float(np.sum(w * x))
+
+
 class Patch(NamedTuple):
     """One step of :class:`UtilityPatchingRecalibrator`.
 
@@ -471,7 +482,7 @@ class _TemperatureScaling(BaseEstimator):
             Z = logits / np.exp(log_t)
             Z = Z - Z.max(axis=1, keepdims=True)
             log_norm = np.log(np.exp(Z).sum(axis=1))
-            return float(np.dot(w, log_norm - Z[rows, y]))
+            return _weighted_sum(w, log_norm - Z[rows, y])
 
         self.temperature_ = float(np.exp(minimize_scalar(loss, bounds=(-5, 5),
                                                          method="bounded").x))
@@ -985,7 +996,7 @@ callable, default=None
 
         labels = np.arange(C)
         row_loss = _row_brier(P_fit, y_fit)
-        brier = float(np.dot(w_fit, row_loss) / W)
+        brier = _weighted_sum(w_fit, row_loss) / W
         patches = []
         reason = "max_iter"
         auditor = (
@@ -1114,8 +1125,8 @@ callable, default=None
         w_rows, y_rows = w[index], y[index]
         realised = U[np.arange(rows.shape[0]), y_rows]
         # err_t and E||w_t||^2 on exactly the rows patched
-        err = float(np.dot(w_rows, sign * (realised - v[index])) / W)
-        norm2 = float(np.dot(w_rows, np.einsum("ij,ij->i", U, U)) / W)
+        err = _weighted_sum(w_rows, sign * (realised - v[index])) / W
+        norm2 = _weighted_sum(w_rows, np.einsum("ij,ij->i", U, U)) / W
         if not (err > 0 and norm2 > 0):
             return failed
 
@@ -1127,7 +1138,7 @@ callable, default=None
             scatter_row_brier(
                 np.einsum("ij,ij->i", new_rows, new_rows), new_rows, y_rows, index, loss
             )
-            return new_rows, loss, float(np.dot(w, loss) / W)
+            return new_rows, loss, _weighted_sum(w, loss) / W
 
         if step_rule == "armijo":
             eta = _ARMIJO_START * err / norm2

@@ -1104,7 +1104,7 @@ def patching_fit_reference(P, y, w, utilities, *, max_iter, tol, step="armijo"):
     2``, at most 40 times), ``"paper"`` (``err / C``) or a constant, and
     projects with :func:`simplex_projection_sort_numpy`; a step that does
     not lower the Brier score stops the fit. Brier scores are numpy's
-    ``einsum`` row norms and ``dot`` with the weights, as the fit computes
+    ``einsum`` row norms summed with the weights by ``np.sum``, as the fit computes
     them. Returns ``(P, patches, uc, brier)`` with patches
     ``(utility, (a, b), sign, eta)``.
     """
@@ -1121,7 +1121,7 @@ def patching_fit_reference(P, y, w, utilities, *, max_iter, tol, step="armijo"):
         return np.einsum("ij,ij->i", Q, Q) - 2.0 * Q[np.arange(Q.shape[0]), labels] + 1.0
 
     loss = row_loss_of(P, y)
-    brier = float(np.dot(w, loss) / W)
+    brier = float(np.sum(w * loss)) / W
     patches, uc_history, brier_history = [], [], []
     for t in range(max_iter + 1):
         V, realised = UtilityFamily(list(utilities)).evaluate(P, y)
@@ -1143,8 +1143,8 @@ def patching_fit_reference(P, y, w, utilities, *, max_iter, tol, step="armijo"):
         a, b = float(v[inside].min()), float(v[inside].max())
         index = rows_all[(v >= a) & (v <= b)]
         U = utility._checked_matrix(P[index])
-        err = float(np.dot(w[index], sign * (U[np.arange(len(index)), y[index]] - v[index])) / W)
-        norm2 = float(np.dot(w[index], np.einsum("ij,ij->i", U, U)) / W)
+        err = float(np.sum(w[index] * (sign * (U[np.arange(len(index)), y[index]] - v[index])))) / W
+        norm2 = float(np.sum(w[index] * np.einsum("ij,ij->i", U, U))) / W
         if not (err > 0 and norm2 > 0):
             break
 
@@ -1152,7 +1152,7 @@ def patching_fit_reference(P, y, w, utilities, *, max_iter, tol, step="armijo"):
             new_rows = simplex_projection_sort_numpy(P[index] + (eta * sign) * U)
             new_loss = loss.copy()
             new_loss[index] = row_loss_of(new_rows, y[index])
-            return new_rows, new_loss, float(np.dot(w, new_loss) / W)
+            return new_rows, new_loss, float(np.sum(w * new_loss)) / W
 
         if step == "armijo":
             eta = 4.0 * err / norm2

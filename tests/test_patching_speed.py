@@ -232,3 +232,22 @@ def test_step_project_is_the_three_kernels_with_numpys_sums_bit_for_bit():
     with pytest.raises(ValueError, match="shapes do not match"):
         step_project(np.ones((3, 2)), np.ones((3, 2)), 1.0, np.empty((3, 2)),
                      np.empty(2))
+
+
+def test_fit_does_not_depend_on_the_number_of_blas_threads():
+    # Long weighted sums go through numpy's pairwise summation, not a BLAS
+    # dot product that a threaded BLAS splits (and adds in another order)
+    # above about 10^4 terms: one and two BLAS threads fit the same patches.
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.RandomState(141)
+    P, y = _case(rng, 30000, 5, "plain")
+    fits = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads, user_api="blas"):
+            rec = UtilityPatchingRecalibrator(family="comb", max_iter=6).fit(P, y)
+        fits.append(rec)
+    a, b = ([(repr(q.utility), q.interval, q.sign, q.step) for q in f.patches_] for f in fits)
+    assert len(a) >= 2 and a == b
+    assert_array_equal(fits[0].history_["brier"], fits[1].history_["brier"])
+    assert_array_equal(fits[0].transform(P), fits[1].transform(P))
