@@ -823,7 +823,7 @@ callable, default=None
 
     # -- input checks -------------------------------------------------------
 
-    def _check_P(self, P, name="P", n_columns=None):
+    def _check_P(self, P, name="X", n_columns=None):
         """``P`` as an (n, C) float64 matrix, and whether it was 1-D."""
         input_dtype = getattr(P, "dtype", None)
         array = as_probability_array(P, name)
@@ -859,7 +859,7 @@ callable, default=None
         check_classification_targets(y)
         # the class of each column: labels, or the distinct labels of y when
         # all are present; a class absent from y makes the columns ambiguous
-        classes = resolve_labels(y, self.labels, n_columns, proba_name="P")
+        classes = resolve_labels(y, self.labels, n_columns, proba_name="X")
         return classes, label_positions(classes, y).astype(np.intp)
 
     # -- fitting -------------------------------------------------------------
@@ -867,18 +867,18 @@ callable, default=None
     _parameter_constraints = dict(_PATCHING_CONSTRAINTS)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, P, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None):
         """Fit the patches on predicted probabilities and observed classes.
 
         Parameters
         ----------
-        P : array-like of shape (n_samples, n_classes) or (n_samples,)
+        X : array-like of shape (n_samples, n_classes) or (n_samples,)
             Predicted probabilities, rows summing to 1 (within 1e-6), e.g.
             held-out ``predict_proba`` output; a 1-D array is the probability
             of the second of two classes. Not modified.
         y : array-like of shape (n_samples,)
             Observed classes: the sorted distinct labels are the columns of
-            ``P``; when some class is missing, pass column indices.
+            ``X``; when some class is missing, pass column indices.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights, used by the audit, the Brier score and the
             line search; integer weights equal repeating rows.
@@ -887,29 +887,29 @@ callable, default=None
         -------
         self : UtilityPatchingRecalibrator
         """
-        self._fit(P, y, sample_weight)
+        self._fit(X, y, sample_weight)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit_transform(self, P, y=None, sample_weight=None):
+    def fit_transform(self, X, y=None, sample_weight=None):
         """Fit, and return the patched predictions computed while fitting.
 
-        Equal, bit for bit, to ``fit(P, y).transform(P)``.
+        Equal, bit for bit, to ``fit(X, y).transform(X)``.
 
         Parameters
         ----------
-        P : array-like of shape (n_samples, n_classes) or (n_samples,)
+        X : array-like of shape (n_samples, n_classes) or (n_samples,)
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
         -------
-        P_new : ndarray of the shape of ``P``
+        X_new : ndarray of the shape of ``X``
         """
         if self.init is not None:
             # the patches were fitted on cross-fitted starts: replay them
-            return self.fit(P, y, sample_weight).transform(P)
-        return self._fit(P, y, sample_weight)
+            return self.fit(X, y, sample_weight).transform(X)
+        return self._fit(X, y, sample_weight)
 
     def _start(self, P, y_index, w):
         """The warm-started predictions the patches are fitted on, and ``init_``."""
@@ -967,7 +967,7 @@ callable, default=None
         n, C = P.shape
         y = column_or_1d(y, warn=True)
         if y.shape[0] != n:
-            raise ValueError(f"P has {n} rows but y has {y.shape[0]} elements.")
+            raise ValueError(f"X has {n} rows but y has {y.shape[0]} elements.")
         w = check_sample_weight(sample_weight, n)
         classes, y_index = self._encode_y(y, C)
         utilities = members(family, C)
@@ -1178,24 +1178,24 @@ callable, default=None
 
         return plot_patching_history(self, ax=ax)
 
-    def transform(self, P):
+    def transform(self, X):
         """Replay the patches on predicted probabilities.
 
         Parameters
         ----------
-        P : array-like of shape (n_samples, n_classes) or (n_samples,)
+        X : array-like of shape (n_samples, n_classes) or (n_samples,)
             Predicted probabilities, with the columns of the fitted ones
             (a 1-D array for two classes: the probability of ``classes_[1]``).
             Not modified.
 
         Returns
         -------
-        P_new : ndarray of the shape of ``P``
+        X_new : ndarray of the shape of ``X``
             The recalibrated probabilities (1-D in, 1-D out).
         """
         check_is_fitted(self)
-        _check_feature_names(self, P, reset=False)
-        P, one_d = self._check_P(P, n_columns=self.classes_.shape[0])
+        _check_feature_names(self, X, reset=False)
+        P, one_d = self._check_P(X, n_columns=self.classes_.shape[0])
         init = getattr(self, "init_", None)
         if init is not None:
             P = init.predict_proba(P) if hasattr(init, "predict_proba") else init(P)
@@ -1206,29 +1206,29 @@ callable, default=None
             P = _apply_patch(P, patch)
         return P[:, 1].copy() if one_d else P
 
-    def predict_proba(self, P):
+    def predict_proba(self, X):
         """Recalibrated probabilities, always of shape (n_samples, n_classes).
 
         Parameters
         ----------
-        P : array-like of shape (n_samples, n_classes) or (n_samples,)
+        X : array-like of shape (n_samples, n_classes) or (n_samples,)
             As in :meth:`transform`.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        P_new = self.transform(P)
+        P_new = self.transform(X)
         if P_new.ndim == 1:
             return np.column_stack([1.0 - P_new, P_new])
         return P_new
 
-    def predict(self, P):
+    def predict(self, X):
         """The class of largest recalibrated probability (ties: lowest column).
 
         Parameters
         ----------
-        P : array-like of shape (n_samples, n_classes) or (n_samples,)
+        X : array-like of shape (n_samples, n_classes) or (n_samples,)
             As in :meth:`transform`.
 
         Returns
@@ -1237,7 +1237,7 @@ callable, default=None
             Labels from ``classes_``.
         """
         check_is_fitted(self)
-        return self.classes_[np.argmax(self.predict_proba(P), axis=1)]
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -488,13 +488,13 @@ _Y3 = np.array([0, 1, 2, 2])
 @pytest.mark.parametrize(
     "P, message",
     [
-        (_P3 * 0.9, "P rows must be probability vectors summing to 1"),
-        (_P3 - 0.25, r"P has values outside \[0, 1\]"),
-        (np.where(_P3 == 0.5, np.nan, _P3), "P contains NaN or infinity"),
-        (_P3[:, :1], "P has 1 column"),
-        (_P3[:, :, None], "P must be 1- or 2-dimensional"),
-        (np.array([1.2, 0.3, 0.5, 0.1]), r"P has values outside \[0, 1\]"),
-        (np.empty((0, 3)), "P is empty"),
+        (_P3 * 0.9, "X rows must be probability vectors summing to 1"),
+        (_P3 - 0.25, r"X has values outside \[0, 1\]"),
+        (np.where(_P3 == 0.5, np.nan, _P3), "X contains NaN or infinity"),
+        (_P3[:, :1], "X has 1 column"),
+        (_P3[:, :, None], "X must be 1- or 2-dimensional"),
+        (np.array([1.2, 0.3, 0.5, 0.1]), r"X has values outside \[0, 1\]"),
+        (np.empty((0, 3)), "X is empty"),
     ],
 )
 def test_fit_rejects_bad_probabilities(P, message):
@@ -509,16 +509,16 @@ def test_transform_checks_columns_and_fit():
     with pytest.raises(NotFittedError):
         rec.predict(_P3)
     rec.fit(_P3, _Y3)
-    with pytest.raises(ValueError, match="P has 4 columns but .* fitted on 3 classes"):
+    with pytest.raises(ValueError, match="X has 4 columns but .* fitted on 3 classes"):
         rec.transform(np.full((2, 4), 0.25))
-    with pytest.raises(ValueError, match=r"P has a 1-D array \(2 classes\)"):
+    with pytest.raises(ValueError, match=r"X has a 1-D array \(2 classes\)"):
         rec.transform([0.5, 0.5])
-    with pytest.raises(ValueError, match="P rows must be probability vectors"):
+    with pytest.raises(ValueError, match="X rows must be probability vectors"):
         rec.predict_proba([[0.5, 0.5, 0.5]])
 
 
 def test_fit_checks_y_and_weights():
-    with pytest.raises(ValueError, match="P has 4 rows but y has 3"):
+    with pytest.raises(ValueError, match="X has 4 rows but y has 3"):
         UtilityPatchingRecalibrator().fit(_P3, _Y3[:3])
     with pytest.raises(ValueError, match="requires y"):
         UtilityPatchingRecalibrator().fit(_P3, None)
