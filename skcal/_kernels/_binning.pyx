@@ -1,6 +1,8 @@
 # One-pass binning kernels: triangular soft bins and the SCDL_m scan of
 # Bairaktari et al., and hard uniform bins for binned ECE.
-# Callers validate; every output is allocated (and, where said, zeroed) by
+# Callers validate, except for the two checked kernels at the end, which are
+# themselves the row-by-row check (each value is tested before it is used to
+# index anything); every output is allocated (and, where said, zeroed) by
 # the Python side. Outcomes come as bytes (or int64 0/1) and weights may have stride 0
 # (unit weights, np.broadcast_to(1.0, n)): the one-pass measures then cost
 # no O(n) conversion or allocation besides the pass itself.
