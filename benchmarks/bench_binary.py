@@ -58,6 +58,24 @@ def median_time(func, repeat):
     return times[len(times) // 2]
 
 
+def paired_ratio(func, base, repeat):
+    """Median of ``func`` time / ``base`` time, the two called in turn.
+
+    Each call of ``func`` is paired with a call of ``base`` just before it,
+    so a change of load during the run moves both alike.
+    """
+    ratios = []
+    for _ in range(repeat):
+        t0 = CLOCK()
+        base()
+        t1 = CLOCK()
+        func()
+        t2 = CLOCK()
+        ratios.append((t2 - t1) / (t1 - t0))
+    ratios.sort()
+    return ratios[len(ratios) // 2]
+
+
 def peak_bytes(func):
     """Peak memory allocated during ``func()`` above what existed before."""
     tracemalloc.start()
@@ -107,7 +125,16 @@ def worker(n, repeat, names, path=None):
             continue
         func = getattr(skcal, name)
         t = median_time(lambda func=func: func(y, p), rep)
-        out["measures"][name] = {"time": t, "bytes": peak_bytes(lambda func=func: func(y, p)) / n}
+        paired = paired_ratio(
+            lambda func=func: func(y, p),
+            lambda: np.bincount(idx, weights=w, minlength=1024),
+            rep,
+        )
+        out["measures"][name] = {
+            "time": t,
+            "paired": paired,
+            "bytes": peak_bytes(lambda func=func: func(y, p)) / n,
+        }
     print(json.dumps(out))
 
 
@@ -165,9 +192,11 @@ def main():
     print(f"median {args.clock} time of {args.repeat} calls (half that above 2^20) of the "
           "public function, "
           "validation included; ratio = time / baseline time on the same data;")
-    print("bytes/sample = tracemalloc peak of one call / n (the inputs excluded)\n")
+    print("bytes/sample = tracemalloc peak of one call / n (the inputs excluded);")
+    print("/bc pair = median over calls of (call time / time of the bincount baseline "
+          "called just before it)\n")
     head = (f"{'n':>9} {'build':<7} {'measure':<30} {'time [s]':>9} {'/sort':>7} "
-            f"{'/argsort':>8} {'/bincount':>9} {'B/sample':>9}")
+            f"{'/argsort':>8} {'/bincount':>9} {'B/sample':>9} {'/bc pair':>8}")
     print(head)
     for n in (int(s) for s in args.sizes):
         results = [(label, run_worker(n, args.repeat, args.measures, path, args.clock))
@@ -179,7 +208,8 @@ def main():
                 m, b = res["measures"][name], res["base"]
                 print(f"{n:>9} {label:<7} {name:<30} {m['time']:>9.4f} "
                       f"{m['time'] / b['sort']:>7.2f} {m['time'] / b['argsort']:>8.2f} "
-                      f"{m['time'] / b['bincount']:>9.2f} {m['bytes']:>9.1f}")
+                      f"{m['time'] / b['bincount']:>9.2f} {m['bytes']:>9.1f} "
+                      f"{m['paired']:>8.2f}")
         for label, res in results:
             b = res["base"]
             print(f"{n:>9} {label:<7} {'(baselines [s])':<30} sort {b['sort']:.4f}  "
