@@ -16,6 +16,12 @@ taking turns, so before and after are measured in one run on one machine.
     python benchmarks/bench_binary.py                 # n = 2^20 and 10^7
     python benchmarks/bench_binary.py --sizes 1e3 1e5 --repeat 3
     python benchmarks/bench_binary.py --before /tmp/skcal_before
+    python benchmarks/bench_binary.py --clock cpu   # on a shared, loaded machine
+
+``--clock cpu`` times each call by the CPU time of the calling thread
+(``time.thread_time``) instead of wall time: on a machine shared with other
+jobs, time spent waiting for a core then does not count. Every timed
+function here (numpy's baselines and skcal's kernels) runs on that one thread.
 """
 
 import argparse
@@ -39,14 +45,35 @@ MEASURES = [
 ]
 
 
+CLOCK = time.perf_counter
+
+
 def median_time(func, repeat):
     times = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         func()
-        times.append(time.perf_counter() - t0)
+        times.append(CLOCK() - t0)
     times.sort()
     return times[len(times) // 2]
+
+
+def paired_ratio(func, base, repeat):
+    """Median of ``func`` time / ``base`` time, the two called in turn.
+
+    Each call of ``func`` is paired with a call of ``base`` just before it,
+    so a change of load during the run moves both alike.
+    """
+    ratios = []
+    for _ in range(repeat):
+        t0 = CLOCK()
+        base()
+        t1 = CLOCK()
+        func()
+        t2 = CLOCK()
+        ratios.append((t2 - t1) / (t1 - t0))
+    ratios.sort()
+    return ratios[len(ratios) // 2]
 
 
 def peak_bytes(func):
@@ -98,13 +125,22 @@ def worker(n, repeat, names, path=None):
             continue
         func = getattr(skcal, name)
         t = median_time(lambda func=func: func(y, p), rep)
-        out["measures"][name] = {"time": t, "bytes": peak_bytes(lambda func=func: func(y, p)) / n}
+        paired = paired_ratio(
+            lambda func=func: func(y, p),
+            lambda: np.bincount(idx, weights=w, minlength=1024),
+            rep,
+        )
+        out["measures"][name] = {
+            "time": t,
+            "paired": paired,
+            "bytes": peak_bytes(lambda func=func: func(y, p)) / n,
+        }
     print(json.dumps(out))
 
 
-def run_worker(n, repeat, names, path):
+def run_worker(n, repeat, names, path, clock="wall"):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", str(n)]
-    cmd += ["--repeat", str(repeat), "--measures", *names]
+    cmd += ["--repeat", str(repeat), "--measures", *names, "--clock", clock]
     if path is not None:
         cmd += ["--path", path]
     # run outside the source tree, so the installed (or --before) build is used
@@ -133,9 +169,13 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--measures", nargs="+", default=[m[0] for m in MEASURES])
     parser.add_argument("--before", default=None, help="directory with another skcal build")
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                        help="wall time, or CPU time of the calling thread")
     parser.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--path", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    global CLOCK
+    CLOCK = time.thread_time if args.clock == "cpu" else time.perf_counter
     if args.worker is not None:
         worker(args.worker, args.repeat, args.measures, args.path)
         return
@@ -149,14 +189,17 @@ def main():
     print(f"numpy {np.__version__}, Python {platform.python_version()}, "
           f"{platform.machine()}, {os.cpu_count()} logical CPUs")
     print(f"numpy CPU features (baseline, then dispatched): {cpu_features()}")
-    print(f"median of {args.repeat} calls (half that above 2^20) of the public function, "
+    print(f"median {args.clock} time of {args.repeat} calls (half that above 2^20) of the "
+          "public function, "
           "validation included; ratio = time / baseline time on the same data;")
-    print("bytes/sample = tracemalloc peak of one call / n (the inputs excluded)\n")
+    print("bytes/sample = tracemalloc peak of one call / n (the inputs excluded);")
+    print("/bc pair = median over calls of (call time / time of the bincount baseline "
+          "called just before it)\n")
     head = (f"{'n':>9} {'build':<7} {'measure':<30} {'time [s]':>9} {'/sort':>7} "
-            f"{'/argsort':>8} {'/bincount':>9} {'B/sample':>9}")
+            f"{'/argsort':>8} {'/bincount':>9} {'B/sample':>9} {'/bc pair':>8}")
     print(head)
     for n in (int(s) for s in args.sizes):
-        results = [(label, run_worker(n, args.repeat, args.measures, path))
+        results = [(label, run_worker(n, args.repeat, args.measures, path, args.clock))
                    for label, path in builds]
         for name, _, _ in MEASURES:
             for label, res in results:
@@ -165,7 +208,8 @@ def main():
                 m, b = res["measures"][name], res["base"]
                 print(f"{n:>9} {label:<7} {name:<30} {m['time']:>9.4f} "
                       f"{m['time'] / b['sort']:>7.2f} {m['time'] / b['argsort']:>8.2f} "
-                      f"{m['time'] / b['bincount']:>9.2f} {m['bytes']:>9.1f}")
+                      f"{m['time'] / b['bincount']:>9.2f} {m['bytes']:>9.1f} "
+                      f"{m['paired']:>8.2f}")
         for label, res in results:
             b = res["base"]
             print(f"{n:>9} {label:<7} {'(baselines [s])':<30} sort {b['sort']:.4f}  "

@@ -17,6 +17,7 @@ from ._kernels._binning import checked_top_label
 
 __all__ = [
     "check_binary_calibration_input",
+    "plain_binary_rows",
     "check_probability_matrix",
     "row_sum_tolerance",
     "unique_labels",
@@ -459,6 +460,72 @@ def check_binary_calibration_input(
     else:
         p = P[:, _positive_column(classes, pos_label, labels)]
     return y_bin, _read_only(np.ascontiguousarray(p, dtype=np.float64)), w
+
+
+# Label dtypes the checked one-pass kernels read as they are (bool as uint8).
+_PLAIN_LABEL_DTYPES = tuple(
+    np.dtype(t) for t in (np.uint8, np.intc, np.longlong, np.float64)
+)
+
+
+def _plain_array(a, dtypes):
+    return (
+        type(a) is np.ndarray
+        and a.ndim == 1
+        and a.dtype in dtypes
+        and a.flags.c_contiguous
+    )
+
+
+def plain_binary_rows(y_true, y_prob, sample_weight=None, *, pos_label=None,
+                      multiclass="top-label"):
+    """The caller's own arrays, for a one-pass kernel that validates as it reads.
+
+    The common input of a binary measure, numpy arrays ``y_true`` of labels
+    0/1 (bool, uint8, int32, int64 or float64), ``y_prob`` of float64
+    predictions and optional float64 ``sample_weight``, one-dimensional,
+    contiguous and of one length, with the positive class 1, is returned as
+    ``(y, p, w)``: the same arrays (bool viewed as uint8; ``w`` None for unit
+    weights), not converted or copied; the kernels read them through const
+    views and never write to them. Anything else gives None.
+
+    Only the form is checked here, in O(1). The checked kernels of
+    ``skcal._kernels._binning`` test every row as they read it (a prediction
+    in [0, 1], a label 0 or 1, a weight finite and non-negative) and report
+    failure; the caller checks the total weight. On failure, or None, the
+    caller runs :func:`check_binary_calibration_input`, which accepts or
+    rejects exactly as before, with the same errors: this path changes speed
+    only.
+    """
+    if multiclass not in _MULTICLASS_OPTIONS:
+        return None
+    if not (
+        pos_label is None
+        or (
+            isinstance(pos_label, (numbers.Real, np.bool_))
+            and not isinstance(pos_label, str)
+            and pos_label == 1
+        )
+    ):
+        return None
+    y = y_true
+    if type(y) is np.ndarray and y.dtype == np.bool_:
+        y = y.view(np.uint8)
+    if not (
+        _plain_array(y, _PLAIN_LABEL_DTYPES)
+        and _plain_array(y_prob, _FLOAT64)
+        and 0 < y.shape[0] == y_prob.shape[0]
+    ):
+        return None
+    if sample_weight is not None and not (
+        _plain_array(sample_weight, _FLOAT64)
+        and sample_weight.shape[0] == y.shape[0]
+    ):
+        return None
+    return y, y_prob, sample_weight
+
+
+_FLOAT64 = (np.dtype(np.float64),)
 
 
 def _zero_one_labels(y, pos_label, label_dtype):

@@ -1172,3 +1172,47 @@ def patching_fit_reference(P, y, w, utilities, *, max_iter, tol, step="armijo"):
         loss, brier = new_loss, new_brier
         patches.append((utility, (a, b), sign, float(eta)))
     return P, patches, np.array(uc_history), np.array(brier_history)
+
+
+# --- one-pass checked kernels (skcal._kernels._binning, branch onepass) ----------
+# Twins of checked_soft_bin and checked_uniform_bin_sums: which rows pass
+# their checks, and what they accumulate, by the definitions row by row.
+
+
+def plain_rows_reference(y, p, w):
+    """True when every row is plainly valid: p a double in [0, 1] (-0.0 too),
+    y exactly 0 or 1, and w (None: unit weights) finite and non-negative."""
+    for i in range(len(p)):
+        if not (0.0 <= float(p[i]) <= 1.0):
+            return False
+        if float(y[i]) not in (0.0, 1.0):
+            return False
+        if w is not None and not (np.isfinite(w[i]) and w[i] >= 0.0):
+            return False
+    return True
+
+
+def class_soft_bins_reference(y, p, w, m):
+    """(2, m + 1): per class c and grid point j, sum of w_i (1 - |m p_i - j|)_+
+    over the rows with y_i = c (Bairaktari et al., Lemma 3.1)."""
+    tables = np.zeros((2, m + 1))
+    for i in range(len(p)):
+        wi = 1.0 if w is None else float(w[i])
+        c = int(float(y[i]) == 1.0)
+        for j in range(m + 1):
+            tables[c, j] += wi * max(0.0, 1.0 - abs(m * float(p[i]) - j))
+    return tables
+
+
+def uniform_bin_sums_reference(y, p, w, n_bins):
+    """(B, 2): per bin [k/B, (k+1)/B) (the doubles k/B; the last bin closed at
+    1), found by comparing p with every edge, the sum of w and of w (y - p)."""
+    edges = np.arange(n_bins + 1) / n_bins
+    sums = np.zeros((n_bins, 2))
+    for i in range(len(p)):
+        v = float(p[i])
+        k = max(b for b in range(n_bins) if v >= edges[b])
+        wi = 1.0 if w is None else float(w[i])
+        sums[k, 0] += wi
+        sums[k, 1] += wi * (float(y[i]) - v)
+    return sums

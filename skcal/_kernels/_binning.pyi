@@ -22,3 +22,16 @@ def checked_top_label(
     pred: NDArray[np.intp],
     sums: NDArray[np.float64],
 ) -> bool: ...
+def checked_soft_bin(
+    p: NDArray[np.float64],
+    y: NDArray[np.uint8] | NDArray[np.intc] | NDArray[np.int64] | NDArray[np.float64],
+    w: NDArray[np.float64] | None,
+    tables: NDArray[np.float64],
+) -> bool: ...
+def checked_uniform_bin_sums(
+    p: NDArray[np.float64],
+    y: NDArray[np.uint8] | NDArray[np.intc] | NDArray[np.int64] | NDArray[np.float64],
+    w: NDArray[np.float64] | None,
+    edges: NDArray[np.float64],
+    sums: NDArray[np.float64],
+) -> bool: ...

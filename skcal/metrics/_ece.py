@@ -6,8 +6,8 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, group, sketch_error_bound
-from .._kernels._binning import uniform_bin_sums
-from .._validation import check_binary_calibration_input
+from .._kernels._binning import checked_uniform_bin_sums, uniform_bin_sums
+from .._validation import check_binary_calibration_input, plain_binary_rows
 
 __all__ = ["binned_ece", "ece_core"]
 
@@ -139,6 +139,13 @@ def binned_ece(
         if bound is not None:
             details["error_bound"] = bound
         return value, details
+    if strategy == "uniform" and not return_details:
+        # plain input: validated within the one pass over the rows
+        value = _checked_uniform_ece(
+            y_true, y_prob, sample_weight, pos_label, multiclass, n_bins, norm
+        )
+        if value is not None:
+            return value
     y, p, w = check_binary_calibration_input(
         y_true,
         y_prob,
@@ -171,6 +178,33 @@ def binned_ece(
 def ece_core(statistic, n_bins=15, strategy="uniform", norm="l1"):
     """Binned ECE of a grouped statistic (options already checked); no validation."""
     return _ece_grouped(statistic, n_bins, strategy, norm)[0]
+
+
+def _checked_uniform_ece(y_true, y_prob, sample_weight, pos_label, multiclass, n_bins, norm):
+    """Uniform-bin ECE of plain input, checked row by row in its one pass.
+
+    None when the input is not plain (see ``plain_binary_rows``), a row
+    fails the kernel's checks, or the total weight is not positive or is
+    too large to sum safely: the caller then validates in full, with its
+    usual errors. The sums are those of ``uniform_bin_sums`` bit for bit.
+    """
+    rows = plain_binary_rows(
+        y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass
+    )
+    if rows is None:
+        return None
+    y, p, w = rows
+    sums = np.zeros((n_bins, 2))
+    if not checked_uniform_bin_sums(p, y, w, _uniform_edges(n_bins), sums):
+        return None
+    # as check_sample_weight: a positive sum; far below overflow, where that
+    # function would rescale the weights (1e300 leaves room for the rounding
+    # of any summation order)
+    if w is not None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            if not 0.0 < sums[:, 0].sum() <= 1e300:
+                return None
+    return _combine(sums[:, 0], sums[:, 1], norm)
 
 
 def _uniform_edges(n_bins):

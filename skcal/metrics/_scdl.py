@@ -6,8 +6,8 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from .._grouped import group, sketch_error_bound
-from .._kernels._binning import coarsen, scdl_level, soft_bin
-from .._validation import check_binary_calibration_input
+from .._kernels._binning import checked_soft_bin, coarsen, scdl_level, soft_bin
+from .._validation import check_binary_calibration_input, plain_binary_rows
 
 __all__ = ["MAX_LEVEL", "scdl_core", "soft_binned_cdl"]
 
@@ -152,18 +152,23 @@ def soft_binned_cdl(
             )
         )
     else:
-        # rows: the finest soft bins in one pass, no sort
-        source = _RowSource(
-            *check_binary_calibration_input(
-                y_true,
-                y_prob,
-                sample_weight,
-                pos_label=pos_label,
-                multiclass=multiclass,
-                labels=labels,
-                compact=True,
-            )
+        # rows: the finest soft bins in one pass, no sort; plain input is
+        # validated within that pass, anything else by the full validator
+        source = _checked_row_source(
+            y_true, y_prob, sample_weight, pos_label, multiclass, m
         )
+        if source is None:
+            source = _RowSource(
+                *check_binary_calibration_input(
+                    y_true,
+                    y_prob,
+                    sample_weight,
+                    pos_label=pos_label,
+                    multiclass=multiclass,
+                    labels=labels,
+                    compact=True,
+                )
+            )
     details = _scdl(source, m)
     value = details.pop("value")
     # a compacted sketch: exact up to its grid, bounded past it (or refused)
@@ -200,21 +205,78 @@ def _scdl(source, m):
 
 
 class _RowSource:
-    """Validated rows: dense soft bins in one pass, grouped on demand."""
+    """Validated rows: dense soft bins in one pass, grouped on demand.
 
-    def __init__(self, y, p, w):
-        self.y, self.p, self.w = y, p, w
+    ``w`` None (or the stride-0 ones of the compact validator) means unit
+    weights. ``first`` is ``(m, bins)`` of a pass already made (the one
+    that validated plain input), handed out once by ``bins(m)``.
+    """
+
+    def __init__(self, y, p, w, total=None, first=None):
+        if w is not None and w.strides == (0,) and w.shape[0] and w[0] == 1.0:
+            w = None
+        elif w is not None:
+            w = np.ascontiguousarray(w, dtype=np.float64)
+        if y.dtype == np.bool_:
+            y = y.view(np.uint8)
+        if y.dtype not in (np.uint8, np.intc, np.int64, np.float64):
+            y = y.astype(np.float64)
+        self.y, self.p, self.w = np.ascontiguousarray(y), np.ascontiguousarray(p), w
         self.n = p.shape[0]
-        self.total = w.sum()
+        self.total = (float(self.n) if w is None else w.sum()) if total is None else total
+        self._first = first
         self._grouped = None
 
     def bins(self, m):
-        return _dense_bins(self.y, self.p, self.w, m)
+        if self._first is not None and self._first[0] == m:
+            bins, self._first = self._first[1], None
+            return bins
+        bins = _dense_bins(self.y, self.p, self.w, m)
+        if bins is None:  # validated rows always pass the kernel's checks
+            raise ValueError("soft-bin rows must be validated: labels 0/1, "
+                             "predictions in [0, 1], weights finite and >= 0.")
+        return bins
+
+    def _weights(self):
+        return np.broadcast_to(1.0, self.n) if self.w is None else self.w
 
     def grouped(self):
         if self._grouped is None:
-            self._grouped = group(self.y, self.p, self.w)
+            self._grouped = group(self.y, self.p, self._weights())
         return self._grouped
+
+
+def _checked_row_source(y_true, y_prob, sample_weight, pos_label, multiclass, m):
+    """A ``_RowSource`` of plain input validated within its first dense pass.
+
+    None when the input is not plain (see ``plain_binary_rows``), a row
+    fails the kernel's checks or the total weight is not positive and
+    finite: the caller then validates in full, with its usual errors.
+    """
+    rows = plain_binary_rows(
+        y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass
+    )
+    if rows is None:
+        return None
+    y, p, w = rows
+    n = p.shape[0]
+    levels = _dense_levels(n)
+    level = 2 ** levels[0] if m is None else m
+    if level > 2 ** levels[-1]:  # a given m on the sparse path: no dense pass
+        return None
+    # as check_sample_weight: the sum of the weights, positive and finite
+    # (NaN or negative weights make the kernel fail below)
+    if w is None:
+        total = float(n)
+    else:
+        with np.errstate(over="ignore"):
+            total = w.sum()
+    if not 0.0 < total < np.inf:
+        return None
+    bins = _dense_bins(y, p, w, level)
+    if bins is None:
+        return None
+    return _RowSource(y, p, w, total=total, first=(level, bins))
 
 
 class _GroupedSource:
@@ -258,13 +320,17 @@ def _dense_levels(n):
 
 
 def _dense_bins(y, p, w, m):
-    """Soft-bin sums (pi_j, pi_j q_j) at level m, in weight units, one pass."""
-    bins = np.zeros((m + 1, 2))
-    # outcomes as bytes or int64 0/1, as check_binary_calibration_input(compact=True)
-    # returns them; anything else (e.g. float 0/1 from a test) is converted
-    if y.dtype not in (np.uint8, np.int64) or not y.flags.c_contiguous:
-        y = np.ascontiguousarray(y, dtype=np.uint8)
-    soft_bin(p, y, w, bins)
+    """Soft-bin sums (pi_j, pi_j q_j) at level m, in weight units, one pass.
+
+    The rows are checked as they are read (``checked_soft_bin``): None when
+    one is not plain. ``w`` None means unit weights.
+    """
+    tables = np.zeros((2, m + 1))  # per grid point: negatives, positives
+    if not checked_soft_bin(p, y, w, tables):
+        return None
+    bins = np.empty((m + 1, 2))
+    np.add(tables[0], tables[1], out=bins[:, 0])
+    bins[:, 1] = tables[1]
     return bins
 
 
