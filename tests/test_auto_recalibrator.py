@@ -131,7 +131,7 @@ def test_choice_matches_reference_on_random_cases():
         for _ in range(12):
             P, y, w = _random_case(rng)
 
-            def fit_predict(name, train, test):
+            def fit_predict(name, train, test, P=P, y=y, w=w):
                 model = _fit_recalibrator(
                     _auto_candidate(name, P[train], y[train], w[train]),
                     P[train],
