@@ -26,6 +26,7 @@ from sklearn.utils import check_random_state, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, indexable
 
+from ._compat import Interval, StrOptions, _fit_context
 from ._meta import _HeldOutProbaMetaEstimator
 
 __all__ = ["OnlineMSRForecaster", "OnlineRecalibratedClassifier"]
@@ -684,6 +685,24 @@ class OnlineRecalibratedClassifier(_HeldOutProbaMetaEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
+    # scikit-learn's declarative parameter validation, checked by _fit_context at
+    # the start of fit and of the first partial_fit; the estimator is checked
+    # with a message of its own (the missing predict_proba named), cv by the
+    # cross-validation, and booleans, which the integer intervals would take,
+    # by _check_params
+    _parameter_constraints = {
+        "estimator": "no_validation",
+        "n_bins": [Interval(numbers.Integral, 1, None, closed="left")],
+        "horizon": [Interval(numbers.Integral, 2, None, closed="left"), None],
+        "n_buckets": [
+            StrOptions({"auto"}),
+            Interval(numbers.Integral, 2, None, closed="left"),
+        ],
+        "cv": "no_validation",
+        "n_jobs": [numbers.Integral, None],
+        "random_state": ["random_state"],
+    }
+
     def _base(self):
         if self.estimator is None:
             from sklearn.linear_model import LogisticRegression
@@ -698,6 +717,7 @@ class OnlineRecalibratedClassifier(_HeldOutProbaMetaEstimator):
         # the forecasters' own parameters, checked once here
         OnlineMSRForecaster(self.horizon, n_buckets=self.n_buckets)._validate_params()
 
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Start over: fit (or take) the base classifier, then play ``(X, y)``.
 
@@ -715,6 +735,7 @@ class OnlineRecalibratedClassifier(_HeldOutProbaMetaEstimator):
             self.__dict__.pop(name, None)
         return self.partial_fit(X, y)
 
+    @_fit_context(prefer_skip_nested_validation=False)
     def partial_fit(self, X, y, classes=None):
         """Report the outcomes ``y`` of the samples ``X``, in order.
 

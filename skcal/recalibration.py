@@ -514,9 +514,14 @@ class _SklearnRecalibrator(BaseEstimator):
         if self.method == "temperature" and not _sklearn_has_temperature():
             self.calibrator_ = _TemperatureScaling().fit(P, y, sample_weight)
         else:
-            # classes missing from y: fit on the columns present
+            # classes missing from y: calibrate the columns present (the
+            # others get probability 0); one class present: it gets 1
             self.columns_ = np.unique(y)
-            frozen = FrozenEstimator(_ProbabilityPassthrough().fit(P))
+            if self.columns_.shape[0] < 2:
+                self.calibrator_ = None
+                return self
+            Q = P if self.columns_.shape[0] == P.shape[1] else P[:, self.columns_]
+            frozen = FrozenEstimator(_ProbabilityPassthrough().fit(Q))
             # one "split" holding every row: the frozen model is never refitted
             rows = np.arange(P.shape[0])
             self.calibrator_ = CalibratedClassifierCV(
@@ -524,17 +529,23 @@ class _SklearnRecalibrator(BaseEstimator):
             )
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
-                self.calibrator_.fit(P, y, sample_weight=sample_weight)
+                self.calibrator_.fit(
+                    Q, np.searchsorted(self.columns_, y), sample_weight=sample_weight
+                )
         return self
 
     def predict_proba(self, P):
         P = np.asarray(P, dtype=np.float64)
-        out = self.calibrator_.predict_proba(P)
-        if out.shape[1] != P.shape[1]:
-            full = np.zeros_like(P)
-            full[:, self.columns_] = out
-            out = full
-        return out
+        if getattr(self, "columns_", None) is None:
+            return self.calibrator_.predict_proba(P)
+        full = np.zeros_like(P)
+        if self.calibrator_ is None:
+            full[:, self.columns_] = 1.0
+        elif self.columns_.shape[0] == P.shape[1]:
+            full = self.calibrator_.predict_proba(P)
+        else:
+            full[:, self.columns_] = self.calibrator_.predict_proba(P[:, self.columns_])
+        return full
 
 
 def _check_init(init):
@@ -1256,65 +1267,111 @@ _AUTO_CANDIDATES = (
     "temperature+patching",
     "isotonic+patching",
 )
-_AUTO_FOLDS = 3
+_AUTO_FOLDS = 5
+_NULL_DRAWS = 20
 
 
-def _auto_candidate(name):
+def _null_tolerance(Q, w, random_state=0):
+    """The median UC ("comb") of ``Q`` when the classes are drawn from ``Q``.
+
+    The typical size of the utility calibration error that predictions
+    distributed as ``Q`` show on these rows and weights when they are
+    perfectly calibrated: ``_NULL_DRAWS`` draws of ``y*_i ~ Categorical(Q_i)``
+    (with ``random_state``), the median of ``UC(y*, Q)`` over the draws.
+    """
+    rng = check_random_state(random_state)
+    n, C = Q.shape
+    cum = np.cumsum(Q, axis=1)
+    labels = np.arange(C)
+    draws = []
+    for _ in range(_NULL_DRAWS):
+        u = rng.uniform(size=(n, 1)) * cum[:, -1:]
+        # y*_i = the first column whose cumulative probability exceeds u_i
+        y_star = np.minimum(np.count_nonzero(cum <= u, axis=1), C - 1)
+        draws.append(
+            utility_calibration_error(y_star, Q, "comb", sample_weight=w, labels=labels)
+        )
+    return float(np.median(draws))
+
+
+def _auto_candidate(name, P, y_index, w):
+    """The unfitted candidate ``name`` for the rows ``(P, y_index, w)``.
+
+    "isotonic+patching" stops at the null tolerance of its start (the
+    in-sample isotonic fit on these rows); "patching" and
+    "temperature+patching" at ``tol="auto"``.
+    """
+    if name in ("temperature", "isotonic"):
+        return _SklearnRecalibrator(name)
     if name == "patching":
         return UtilityPatchingRecalibrator()
-    if name.endswith("+patching"):
-        return UtilityPatchingRecalibrator(init=name.split("+")[0], random_state=0)
-    return _SklearnRecalibrator(name)
+    # the start is cross-fitted over 5 folds, or over one fold a row when
+    # fewer rows are left (an inner fold of a tiny calibration set)
+    n = P.shape[0]
+    init_cv = min(5, n) if n >= 2 else None
+    if name == "temperature+patching":
+        return UtilityPatchingRecalibrator(
+            init="temperature", init_cv=init_cv, random_state=0
+        )
+    start = _fit_recalibrator(
+        _SklearnRecalibrator("isotonic"), P, y_index, w
+    ).predict_proba(P)
+    return UtilityPatchingRecalibrator(
+        init="isotonic",
+        init_cv=init_cv,
+        tol=_null_tolerance(np.asarray(start, dtype=np.float64), w),
+        random_state=0,
+    )
+
+
+def _auto_folds(y_index):
+    """``_AUTO_FOLDS`` shuffled folds, stratified when every class allows it."""
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    counts = np.bincount(y_index)
+    if counts[counts > 0].min() >= _AUTO_FOLDS:
+        return StratifiedKFold(_AUTO_FOLDS, shuffle=True, random_state=0)
+    return KFold(min(_AUTO_FOLDS, y_index.shape[0]), shuffle=True, random_state=0)
 
 
 def _choose_recalibrator(P, y_index, w):
     """Inner cross-validated choice among ``_AUTO_CANDIDATES``.
 
-    Each candidate is fitted on ``_AUTO_FOLDS - 1`` folds of the held-out
-    probabilities and scored on the remaining fold by UC over the "comb"
-    family and by the Brier score. The candidate of smallest mean UC wins,
-    except that among the candidates whose mean UC is within one standard
-    error (over folds) of the smallest, the smallest mean Brier score wins.
+    Every candidate is fitted on ``_AUTO_FOLDS - 1`` folds of the held-out
+    probabilities and predicts the remaining fold; its out-of-fold
+    predictions of all the rows are scored together by UC over the "comb"
+    family and by the Brier score (both weighted). The smallest UC wins;
+    candidates of equal UC (to 1e-12, e.g. a patching candidate that made no
+    patch and its start) are separated by the Brier score, then by their
+    order in ``_AUTO_CANDIDATES`` (the simplest first).
     """
-    from sklearn.model_selection import KFold, StratifiedKFold
-
-    n = P.shape[0]
-    counts = np.bincount(y_index)
-    folds = (
-        StratifiedKFold(_AUTO_FOLDS, shuffle=True, random_state=0)
-        if counts[counts > 0].min() >= _AUTO_FOLDS
-        else KFold(min(_AUTO_FOLDS, n), shuffle=True, random_state=0)
-    )
-    splits = list(folds.split(P, y_index))
-    labels = np.arange(P.shape[1])
+    n, C = P.shape
+    splits = list(_auto_folds(y_index).split(P, y_index))
+    labels = np.arange(C)
     scores = {}
     for name in _AUTO_CANDIDATES:
-        uc, brier = [], []
+        Q = np.empty_like(P)
         for train, test in splits:
             model = _fit_recalibrator(
-                _auto_candidate(name), P[train], y_index[train], w[train]
+                _auto_candidate(name, P[train], y_index[train], w[train]),
+                P[train],
+                y_index[train],
+                w[train],
             )
-            Q = np.asarray(model.predict_proba(P[test]), dtype=np.float64)
-            uc.append(
-                utility_calibration_error(
-                    y_index[test], Q, "comb", sample_weight=w[test], labels=labels
-                )
-            )
-            brier.append(np.average(_row_brier(Q, y_index[test]), weights=w[test]))
-        uc = np.asarray(uc)
+            Q[test] = model.predict_proba(P[test])
         scores[name] = {
-            "uc": float(uc.mean()),
-            "uc_se": float(uc.std(ddof=1) / np.sqrt(uc.shape[0])) if uc.shape[0] > 1
-            else 0.0,
-            "brier": float(np.mean(brier)),
+            "uc": float(
+                utility_calibration_error(
+                    y_index, Q, "comb", sample_weight=w, labels=labels
+                )
+            ),
+            "brier": float(np.average(_row_brier(Q, y_index), weights=w)),
         }
-    best = min(scores, key=lambda name: scores[name]["uc"])
-    close = [
-        name
-        for name in _AUTO_CANDIDATES
-        if scores[name]["uc"] <= scores[best]["uc"] + scores[best]["uc_se"]
+    best = min(scores[name]["uc"] for name in _AUTO_CANDIDATES)
+    tied = [
+        name for name in _AUTO_CANDIDATES if scores[name]["uc"] <= best + 1e-12
     ]
-    chosen = min(close, key=lambda name: scores[name]["brier"])
+    chosen = min(tied, key=lambda name: scores[name]["brier"])
     return chosen, scores
 
 
@@ -1343,10 +1400,14 @@ class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
         ``"auto"`` chooses among scikit-learn's temperature scaling and
         isotonic recalibration, :class:`UtilityPatchingRecalibrator` and
         the patching recalibrator warm-started from temperature or isotonic
-        (``init``), by a 3-fold cross-validation on the held-out
-        probabilities: the smallest mean utility calibration error over the
-        "comb" family (class-wise and top-K) wins, and among candidates
-        within one standard error of it, the smallest Brier score. Else any
+        (``init``; from isotonic it stops at the null tolerance, the median
+        utility calibration error of perfectly calibrated predictions
+        distributed as its start over 20 draws of the classes), by a 5-fold
+        cross-validation on the held-out probabilities: the out-of-fold
+        predictions of all the rows are scored together, the smallest
+        utility calibration error over the "comb" family (class-wise and
+        top-K) wins, and the Brier score separates equal errors (see the
+        user guide, "Choosing the recalibrator"). Else any
         object with ``fit(P, y[, sample_weight])`` and ``predict_proba(P)``
         on probability matrices; it is cloned and fitted on the out-of-fold
         probabilities, with ``y`` the column indices ``0..n_classes-1``.
@@ -1374,9 +1435,8 @@ class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
         "isotonic", "patching", "temperature+patching" or
         "isotonic+patching".
     recalibrator_scores_ : dict
-        With ``recalibrator="auto"``, for every candidate its
-        cross-validated mean ``"uc"`` (comb family), the standard error
-        ``"uc_se"`` of that mean over folds, and its mean ``"brier"``.
+        With ``recalibrator="auto"``, for every candidate the ``"uc"``
+        (comb family) and the ``"brier"`` of its out-of-fold predictions.
     n_features_in_ : int
         Only when the base estimator defines it.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -1414,9 +1474,20 @@ class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
         self.cv = cv
         self.n_jobs = n_jobs
 
+    # scikit-learn's declarative parameter validation, checked by _fit_context at
+    # the start of fit; estimator, recalibrator and cv are checked in fit with
+    # messages of their own (the missing method named, cv="prefit" deprecated)
+    _parameter_constraints = {
+        "estimator": "no_validation",
+        "recalibrator": "no_validation",
+        "cv": "no_validation",
+        "n_jobs": [numbers.Integral, None],
+    }
+
     def _base(self):
         return LogisticRegression() if self.estimator is None else self.estimator
 
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None, **fit_params):
         """Fit the base estimator and the recalibrator on held-out probabilities.
 
@@ -1525,7 +1596,9 @@ class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
             )
             self.recalibrator_choice_ = choice
             self.recalibrator_scores_ = scores
-            recalibrator = _auto_candidate(choice)
+            recalibrator = _auto_candidate(
+                choice, np.asarray(held_out, dtype=np.float64), index, w
+            )
         else:
             for name in ("recalibrator_choice_", "recalibrator_scores_"):
                 self.__dict__.pop(name, None)

@@ -1216,3 +1216,76 @@ def uniform_bin_sums_reference(y, p, w, n_bins):
         sums[k, 0] += wi
         sums[k, 1] += wi * (float(y[i]) - v)
     return sums
+
+
+# --- recalibrator="auto" of RecalibratedClassifier (branch autorecal) ------------
+
+
+def comb_calibration_bruteforce(P, y, w):
+    """UC over the "comb" family: class-wise c = 0..C-1 and top-k k = 1..C."""
+    C = P.shape[1]
+    specs = [("class-wise", c) for c in range(C)] + [("top-k", k) for k in range(1, C + 1)]
+    return family_calibration_bruteforce(specs, P, y, w)
+
+
+def null_tolerance_reference(Q, w, seed, n_draws):
+    """Median over ``n_draws`` of UC("comb") of ``Q`` against y* ~ Categorical(Q).
+
+    Row by row: u_i ~ U(0, 1) from ``RandomState(seed)`` (n numbers per draw,
+    in row order), y*_i the first class whose running sum of ``Q_i`` exceeds
+    ``u_i`` times the row total (the last class if none does).
+    """
+    rng = np.random.RandomState(seed)
+    n, C = Q.shape
+    values = []
+    for _ in range(n_draws):
+        u = rng.uniform(size=n)
+        y_star = []
+        for i in range(n):
+            running, total = [], 0.0
+            for j in range(C):
+                total += Q[i, j]
+                running.append(total)
+            threshold = u[i] * running[-1]
+            chosen = C - 1
+            for j in range(C):
+                if running[j] > threshold:
+                    chosen = j
+                    break
+            y_star.append(chosen)
+        values.append(comb_calibration_bruteforce(Q, np.array(y_star), w))
+    values.sort()
+    middle = len(values) // 2
+    if len(values) % 2:
+        return values[middle]
+    return 0.5 * (values[middle - 1] + values[middle])
+
+
+def auto_choice_reference(P, y, w, folds, names, fit_predict):
+    """The choice rule of recalibrator="auto", by loops.
+
+    Every candidate's out-of-fold predictions of all the rows (``fit_predict(
+    name, train, test)`` predicts the rows ``test`` from a fit on ``train``)
+    are scored by brute-force UC("comb") and the weighted Brier score; the
+    smallest UC wins, UC ties (to 1e-12) go to the smallest Brier score, then
+    to the first name.
+    """
+    scores = {}
+    for name in names:
+        Q = np.zeros(P.shape)
+        for train, test in folds:
+            predicted = fit_predict(name, train, test)
+            for row, i in enumerate(test):
+                Q[i] = predicted[row]
+        scores[name] = {
+            "uc": comb_calibration_bruteforce(Q, y, w),
+            "brier": brier_multiclass(Q, y, w),
+        }
+    best = min(score["uc"] for score in scores.values())
+    chosen = None
+    for name in names:
+        if scores[name]["uc"] <= best + 1e-12 and (
+            chosen is None or scores[name]["brier"] < scores[chosen]["brier"]
+        ):
+            chosen = name
+    return chosen, scores

@@ -679,8 +679,10 @@ def test_prefit_and_frozen_estimator():
     X, y = _classification(3, 900)
     base = GaussianNB().fit(X[:300], y[:300])
     expected = UtilityPatchingRecalibrator().fit(base.predict_proba(X[300:]), y[300:])
-    prefit = RecalibratedClassifier(base, cv="prefit").fit(X[300:], y[300:])
-    frozen = RecalibratedClassifier(FrozenEstimator(base)).fit(X[300:], y[300:])
+    # the recalibrator given explicitly: "auto" (the default) may choose another
+    rec = UtilityPatchingRecalibrator()
+    prefit = RecalibratedClassifier(base, rec, cv="prefit").fit(X[300:], y[300:])
+    frozen = RecalibratedClassifier(FrozenEstimator(base), rec).fit(X[300:], y[300:])
     assert prefit.estimator_ is base
     for clf in (prefit, frozen):
         assert_same_patches(clf.recalibrator_.patches_, expected.patches_)
@@ -1027,28 +1029,7 @@ def test_bad_init_is_named():
         UtilityPatchingRecalibrator(init="isotonic", init_cv=1).fit(P, y)
 
 
-def test_auto_exposes_choice_and_scores_and_refits_the_choice():
-    X, y = _classification(3, 900)
-    clf = RecalibratedClassifier(GaussianNB(), cv=3).fit(X, y)
-    scores = clf.recalibrator_scores_
-    assert set(scores) == {
-        "temperature", "isotonic", "patching", "temperature+patching",
-        "isotonic+patching",
-    }
-    best = min(scores, key=lambda name: scores[name]["uc"])
-    assert clf.recalibrator_choice_ in scores
-    chosen = scores[clf.recalibrator_choice_]
-    assert chosen["uc"] <= scores[best]["uc"] + scores[best]["uc_se"]
-    assert all(
-        chosen["brier"] <= scores[name]["brier"]
-        for name in scores
-        if scores[name]["uc"] <= scores[best]["uc"] + scores[best]["uc_se"]
-    )
-    explicit = RecalibratedClassifier(GaussianNB(), "auto", cv=3).fit(X, y)
-    assert_array_equal(explicit.predict_proba(X), clf.predict_proba(X))
-    # a given recalibrator leaves no auto attributes
-    clf.set_params(recalibrator=UtilityPatchingRecalibrator()).fit(X, y)
-    assert not hasattr(clf, "recalibrator_choice_")
+# the choice of recalibrator="auto" is tested in tests/test_auto_recalibrator.py
 
 
 def test_auto_in_grid_search():
