@@ -89,11 +89,11 @@ cdef void _pairwise(Cursor* c, Py_ssize_t n, double* out) noexcept nogil:
     cdef double rb[8]
     cdef double left[2]
     cdef double a, b, sa, sb
-    cdef Py_ssize_t i, j, n2
+    cdef Py_ssize_t i, j, n2, _i
     if n < 8:
         sa = -0.0
         sb = -0.0
-        for i in range(n):
+        for _i in range(n):
             _next(c, &a, &b)
             sa += a
             sb += b
