@@ -107,7 +107,7 @@ def test_huge_weights_take_the_rescaling_path():
     # sums past 1e300 leave the one pass: check_sample_weight rescales them
     y, p = np.array([0, 1, 1]), np.array([0.1, 0.6, 0.9])
     w = np.array([1e308, 1e308, 1e308])
-    assert binned_ece(y, p, sample_weight=w) == binned_ece(y, p, sample_weight=w / 2**1000)
+    assert binned_ece(y, p, sample_weight=w) == binned_ece(y, p, sample_weight=w / 2.0**1000)
 
 
 def test_plain_input_skips_the_full_validator(monkeypatch):

@@ -2,6 +2,7 @@ import time
 
 import numpy as np
 import pytest
+from scipy.optimize import OptimizeResult
 
 import skcal.metrics._ldtc as ldtc_module
 from skcal import (
@@ -50,6 +51,29 @@ def test_merged_blocks_match_dense_lp(index, monkeypatch):
     grid, points = _grids(np.random.default_rng(index))
     value = lower_distance_to_calibration(y, p, sample_weight=w, grid=grid)
     assert value == pytest.approx(ldtc_dense_lp(y, p, w, points), abs=LP_TOL)
+
+
+def test_a_solve_without_verdict_is_retried_with_presolve(monkeypatch):
+    # scipy 1.10's HiGHS can stop on a dCE program with "model_status
+    # Unknown" (linprog status 4) at the tolerances used; the solve is then
+    # repeated with presolve. Make every first attempt fail that way here.
+    real = ldtc_module.linprog
+    calls = []
+
+    def unknown_first(*args, options, **kwargs):
+        calls.append(options["presolve"])
+        if not options["presolve"]:
+            result = real(*args, options=options, **kwargs)
+            return OptimizeResult({**result, "status": 4, "x": None})
+        return real(*args, options=options, **kwargs)
+
+    monkeypatch.setattr(ldtc_module, "linprog", unknown_first)
+    for index in range(0, len(CASES), 20):
+        y, p, w = CASES[index]
+        value = lower_distance_to_calibration(y, p, sample_weight=w, grid=10)
+        points = np.linspace(0, 1, 11)
+        assert value == pytest.approx(ldtc_dense_lp(y, p, w, points), abs=LP_TOL)
+    assert calls.count(True) == calls.count(False) > 0
 
 
 @pytest.mark.parametrize("merge", [0, 16])

@@ -1018,6 +1018,26 @@ def test_warm_start_temperature_beats_the_start_on_overconfident_data():
     assert after <= start < uncalibrated
 
 
+def test_fallback_temperature_takes_an_optimum_on_its_bound():
+    # Used when scikit-learn has no method="temperature" (before 1.8). One-hot
+    # rows, half of them wrong: the log-loss falls as T grows, so the optimum
+    # over log T in [-5, 5] is the bound 5 itself, whatever the rows' order
+    # (bounded Brent alone ends a few 1e-6 inside it, row-order dependent).
+    from skcal.recalibration import _TemperatureScaling
+
+    P = np.eye(2)[[0, 1, 0, 1, 1, 0]]
+    y = np.array([1, 1, 0, 0, 0, 1])
+    for order in (np.arange(6), np.array([5, 3, 1, 0, 2, 4])):
+        fitted = _TemperatureScaling().fit(P[order], y[order])
+        assert fitted.temperature_ == np.exp(5.0)
+    # an interior optimum stays where Brent found it: two-class rows with
+    # p = 0.8 right 80% of the time are calibrated, so T = 1 (to Brent's
+    # tolerance, 1e-5 in log T)
+    P = np.tile([[0.8, 0.2]], (10, 1))
+    y = np.array([0] * 8 + [1] * 2)
+    assert abs(np.log(_TemperatureScaling().fit(P, y).temperature_)) < 1e-4
+
+
 def test_bad_init_is_named():
     P, y = overconfident(100, 3, seed=0)
     with pytest.raises(ValueError, match="init must be None"):

@@ -508,14 +508,19 @@ def _solve(split_row, split_bound, split_cost, supply, fixed, M):
     upper = np.concatenate([split_bound, np.full(f_costs.shape[0], np.inf)])
     # Conservation at every node: inflow from the data and the grid equals
     # outflow into the grid and the sink.
-    result = linprog(
-        np.concatenate([split_cost, f_costs]),
+    program = dict(
+        c=np.concatenate([split_cost, f_costs]),
         A_eq=A,
         b_eq=-supply,
         bounds=np.column_stack([np.zeros(n_cols), upper]),
         method="highs",
-        options=_HIGHS_OPTIONS,
     )
+    result = linprog(**program, options=_HIGHS_OPTIONS)
+    if result.status == 4:
+        # The program is always feasible and bounded. The HiGHS of scipy 1.10
+        # can stop without a verdict on it (its status 15, "model_status
+        # Unknown") at these tight tolerances; with presolve it solves it.
+        result = linprog(**program, options={**_HIGHS_OPTIONS, "presolve": True})
     if result.status != 0:  # pragma: no cover - the program is always solvable
         raise RuntimeError(f"HiGHS failed on the dCE program: {result.message}")
     return result
