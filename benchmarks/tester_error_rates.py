@@ -18,8 +18,9 @@ independent data sets on which the tester answers "not calibrated":
   ``(2 - a - c)`` times dCE): the false alarm rate, at most alpha; and their
   power on shifts beyond the tolerance.
 
-Each rate is printed with two binomial standard errors and the median
-``min_epsilon`` of the tester at that n.
+Each rate is printed with two binomial standard errors, the median
+``min_epsilon`` of the tester at that n (in dCE) and the median
+``min_epsilon_measure`` (in the scale of the measure tested).
 
 The resample rows marked "fixed" draw exactly B resamples
 (``resampling_risk=None``), as every version before the sequential test did;
@@ -31,6 +32,7 @@ CalibrationTester) and also give the mean number of resamples drawn.
     python benchmarks/tester_error_rates.py --quick            # about 2 min
     python benchmarks/tester_error_rates.py --sequential-only  # default tester only
     python benchmarks/tester_error_rates.py --tolerant-only    # tolerance > 0 only
+    python benchmarks/tester_error_rates.py --certificate-only # its B = 999 rows only
     python benchmarks/tester_error_rates.py --paired  # sequential vs fixed B = 999
 """
 
@@ -147,14 +149,31 @@ def tolerant_experiments(quick):
     for make in (lemma1(0.02), shifted(0.02), two_point(0.1, 0.2)):
         out.append((make, dce, dce_sizes, r_dce, "<= alpha"))
     out.append((shifted(0.15), dce, dce_sizes, r_dce, ">= 1-alpha if certified"))
-    # the default number of resamples (999): min_eps as the tester reports it
+    out.extend(certificate_experiments(quick))
+    return out
+
+
+def certificate_experiments(quick):
+    """The tolerant smCE tester with the default 999 resamples at n = 5000.
+
+    ``min_eps`` (dCE) and ``min_meas`` (smCE itself) as the tester reports
+    them. The shift by 0.09 has smCE = dCE = 0.09 (the test function -1 gives
+    0.09; no test function more than the mean distance 0.09), just above the
+    median ``min_meas`` on that design (about 0.086) and far below its
+    ``min_eps`` (about 0.17): it checks the certificate in smCE.
+    """
     default = dict(measure="smce", tolerance=0.02)
     n_default = [1000] if quick else [5000]
     r_default = 20 if quick else 50
+    out = []
     for make in (lemma1(0.02), shifted(0.02), two_point(0.1, 0.2)):
         out.append((make, default, n_default, r_default, "<= alpha"))
     out.append((shifted(0.1), default, n_default, r_default, "power"))
     out.append((lemma1(0.08), default, n_default, r_default, ">= 1-alpha if certified"))
+    out.append((shifted(0.09), default, n_default, r_default, ">= 1-alpha (min_meas)"))
+    # below the certificate: how conservative it is
+    for e in (0.05, 0.06, 0.07):
+        out.append((shifted(e), default, n_default, r_default, "power"))
     return out
 
 
@@ -192,7 +211,12 @@ def one_data_set(make, params, n, seed):
         result = CalibrationTester(random_state=seed[-1], alpha=ALPHA, **params).decide(
             y, p
         )
-    return (not result.calibrated), result.min_epsilon, result.n_resamples
+    return (
+        (not result.calibrated),
+        result.min_epsilon,
+        result.n_resamples,
+        result.min_epsilon_measure,
+    )
 
 
 def describe(params):
@@ -216,6 +240,10 @@ def main():
     parser.add_argument("--sequential-only", action="store_true")
     parser.add_argument("--tolerant-only", action="store_true")
     parser.add_argument(
+        "--certificate-only", action="store_true",
+        help="the tolerant smCE tester with 999 resamples at n = 5000 only",
+    )
+    parser.add_argument(
         "--paired", action="store_true", help="sequential and fixed on the same data"
     )
     parser.add_argument("--n-jobs", type=int, default=-1)
@@ -227,7 +255,8 @@ def main():
     )
     header = (
         f"{'tester':<32}{'data':<38}{'n':>6}{'runs':>6}"
-        f"{'% no':>8}{'+-2se':>7}{'min_eps':>9}  {'expect':<24}{'time':>6}{'draws':>7}"
+        f"{'% no':>8}{'+-2se':>7}{'min_eps':>9}{'min_meas':>9}  {'expect':<24}"
+        f"{'time':>6}{'draws':>7}"
         + (f"{'differ':>8}" if args.paired else "")
     )
     print(header)
@@ -236,6 +265,8 @@ def main():
         chosen = sequential_experiments(args.quick)
     elif args.tolerant_only:
         chosen = tolerant_experiments(args.quick)
+    elif args.certificate_only:
+        chosen = certificate_experiments(args.quick)
     elif args.paired:
         chosen = paired_experiments(args.quick)
     else:
@@ -253,6 +284,8 @@ def main():
             se = np.sqrt(max(rate * (1 - rate), 1 / reps) / reps)
             min_eps = [r[1] for r in runs if r[1] is not None]
             shown = f"{np.median(min_eps):.3f}" if min_eps else "-"
+            in_measure = [r[3] for r in runs if r[3] is not None]
+            shown_measure = f"{np.median(in_measure):.3f}" if in_measure else "-"
             drawn = [r[2] for r in runs if r[2] is not None]
             draws = f"{np.mean(drawn):.0f}" if drawn else "-"
             decisions = np.array([r[0] for r in runs])
@@ -262,7 +295,8 @@ def main():
             previous[index, n] = decisions
             print(
                 f"{describe(params):<32}{make.__name__:<38}{n:>6}{reps:>6}"
-                f"{100 * rate:>7.1f}%{200 * se:>6.1f}{shown:>9}  {expect:<24}"
+                f"{100 * rate:>7.1f}%{200 * se:>6.1f}{shown:>9}{shown_measure:>9}"
+                f"  {expect:<24}"
                 f"{time.perf_counter() - t0:>5.0f}s{draws:>7}{differ}",
                 flush=True,
             )

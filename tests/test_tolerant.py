@@ -166,6 +166,71 @@ def test_tolerant_smce_detects_its_certified_epsilon(design):
     assert rate >= 1 - ALPHA - 3 * math.sqrt(ALPHA * (1 - ALPHA) / 30)
 
 
+@pytest.mark.parametrize("tolerance", [0.0, 0.02])
+def test_min_epsilon_measure_formula(tolerance):
+    # threshold + sqrt(ln(1/alpha) / (2 N)) for smCE, dCE and cutoff, in
+    # every mode; None where the measure has no such bound
+    rng = np.random.default_rng(11)
+    n = 500
+    p = rng.uniform(0.1, 0.9, n)
+    y = (rng.random(n) < p).astype(float)
+    w = rng.exponential(size=n)
+    t = math.sqrt(math.log(1 / ALPHA) / (2 * (w.sum() ** 2 / np.sum(w**2))))
+    measures = ("smce", "dce") if tolerance else ("smce", "dce", "cutoff")
+    for measure in measures:
+        tester = CalibrationTester(
+            measure, tolerance=tolerance, n_resamples=49, resampling_risk=None,
+            random_state=0,
+        ).fit(y, p, sample_weight=w)
+        assert tester.min_epsilon_measure_ == pytest.approx(tester.threshold_ + t)
+        assert tester.result_.min_epsilon_measure == tester.min_epsilon_measure_
+    theory = CalibrationTester(threshold="theory", epsilon=0.9).fit(y, p, sample_weight=w)
+    assert theory.min_epsilon_measure_ == pytest.approx(theory.threshold_ + t)
+    if not tolerance:
+        for measure in ("scdl", "binned_ece"):
+            tester = CalibrationTester(measure, random_state=0).fit(y, p)
+            assert tester.min_epsilon_measure_ is None
+            assert tester.result_.min_epsilon_measure is None
+
+
+def _population_smce(p, mu):
+    """smCE of the law (p_i, y_i ~ Bernoulli(mu_i)): each row as a 1 of
+    weight mu_i and a 0 of weight 1 - mu_i (smCE is linear in the weights of
+    each (p, y) pair for a fixed test function, and the sup is over the same
+    test functions)."""
+    y = np.concatenate([np.ones(p.size), np.zeros(p.size)])
+    return smooth_calibration_error(
+        y, np.concatenate([p, p]), sample_weight=np.concatenate([mu, 1 - mu])
+    )
+
+
+@pytest.mark.parametrize("design", ["constant", "two values", "uniform"])
+def test_tolerant_smce_detects_its_certified_smce(design):
+    # outcomes whose smCE (of the law on these predictions) is
+    # min_epsilon_measure are rejected with probability at least 1 - alpha;
+    # on varied predictions this is below min_epsilon (no factor 2)
+    rng = np.random.default_rng(12)
+    n = 2000
+    if design == "constant":
+        p = np.full(n, 0.52)
+    elif design == "two values":
+        p = np.where(rng.random(n) < 0.1, 0.3, 0.1)
+    else:
+        p = rng.uniform(0.5, 1.0, n)
+    params = dict(tolerance=0.02, n_resamples=99, random_state=0)
+    null = CalibrationTester(**params).fit((rng.random(n) < p).astype(float), p)
+    eps = null.min_epsilon_measure_
+    if design != "constant":
+        assert eps < 0.8 * null.min_epsilon_
+    # strictly above 2 * tolerance: no law of the null has this smCE
+    assert 0.04 < eps < 0.2
+    direction = 1.0 if design == "two values" else -1.0
+    mu = p + direction * eps
+    assert _population_smce(p, mu) == pytest.approx(eps, rel=1e-9)
+    rate = _rejections(p, mu, 30, 13, **params)
+    assert rate >= 1 - ALPHA - 3 * math.sqrt(ALPHA * (1 - ALPHA) / 30)
+
+
 def test_tolerant_certificate_is_sharper_on_constant_predictions():
     # n = 5000, tolerance 0.02, alpha = 0.05, 999 resamples: 0.21 before
     # (factor 2 and Hoeffding with range 2), below 0.1 now
