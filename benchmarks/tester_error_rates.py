@@ -33,6 +33,7 @@ CalibrationTester) and also give the mean number of resamples drawn.
     python benchmarks/tester_error_rates.py --sequential-only  # default tester only
     python benchmarks/tester_error_rates.py --tolerant-only    # tolerance > 0 only
     python benchmarks/tester_error_rates.py --certificate-only # its B = 999 rows only
+    python benchmarks/tester_error_rates.py --multiclass-only  # utility calibration
     python benchmarks/tester_error_rates.py --paired  # sequential vs fixed B = 999
 """
 
@@ -45,7 +46,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 import skcal
-from skcal import CalibrationTester
+from skcal import CalibrationTester, UtilityCalibrationError
 
 ALPHA = 0.05
 
@@ -84,6 +85,48 @@ def two_point(a, c):
         return y, np.where(y, a + c, a)
 
     make.__name__ = f"v=a+{c:g}y, a={a:g}, y~Bern(a) (dCE={a * c:g})"
+    return make
+
+
+def _categorical(rng, P):
+    """One class per row, drawn from that row of ``P``."""
+    return (rng.random(P.shape[0])[:, None] > np.cumsum(P, axis=1)).sum(axis=1)
+
+
+def multiclass_calibrated(C):
+    def make(rng, n):
+        P = rng.dirichlet(np.ones(C), size=n)
+        return _categorical(rng, P), P
+
+    make.__name__ = f"C={C}, y ~ Cat(P), P ~ Dir(1)"
+    return make
+
+
+def multiclass_overconfident(C, power):
+    def make(rng, n):
+        P = rng.dirichlet(np.ones(C), size=n)
+        Q = P**power
+        return _categorical(rng, P), Q / Q.sum(axis=1, keepdims=True)
+
+    make.__name__ = f"C={C}, predicted P^{power:g} (renorm.)"
+    return make
+
+
+def multiclass_swapped(C):
+    """Top-label calibrated, class-wise not: the classes other than the most
+    probable one exchange their probabilities (reversed order), so the top
+    class and its probability are those of the law."""
+
+    def make(rng, n):
+        P = rng.dirichlet(np.ones(C), size=n)
+        y = _categorical(rng, P)
+        order = np.argsort(-P, axis=1, kind="stable")
+        rows = np.arange(n)[:, None]
+        Q = P.copy()
+        Q[rows, order[:, 1:]] = P[rows, order[:, :0:-1]]
+        return y, Q
+
+    make.__name__ = f"C={C}, non-top classes swapped"
     return make
 
 
@@ -177,6 +220,25 @@ def certificate_experiments(quick):
     return out
 
 
+def multiclass_experiments(quick):
+    """The default tester with utility calibration ("comb" family and
+    top-class) as the statistic, null y* ~ Categorical(P)."""
+    sizes = [200, 1000]
+    reps = 60 if quick else 400
+    out = []
+    for utility in ("comb", "top-class"):
+        params = dict(measure=UtilityCalibrationError(utility))
+        out.append((multiclass_calibrated(4), params, sizes, reps, "<= alpha"))
+        if not quick:  # about 1 s a data set: fewer of them
+            out.append((multiclass_calibrated(4), params, [5000], 200, "<= alpha"))
+        out.append((multiclass_calibrated(10), params, sizes, reps, "<= alpha"))
+        out.append((multiclass_overconfident(4, 1.3), params, sizes, reps, "power"))
+        # top-label calibrated: only the class-wise part of "comb" sees it
+        swapped_expect = "power" if utility == "comb" else "<= alpha (top calibrated)"
+        out.append((multiclass_swapped(4), params, sizes, reps, swapped_expect))
+    return out
+
+
 def experiments(quick):
     """(scenario, tester parameters, sizes, data sets, what the rate should be)."""
     small, large = ([200, 1000], [200]) if quick else ([200, 1000, 5000], [200, 1000])
@@ -196,6 +258,7 @@ def experiments(quick):
     out.append((calibrated_uniform, dce, large, r_slow, "<= alpha"))
     out.append((shifted(0.05), dce, large, r_slow, "power"))
     out.extend(tolerant_experiments(quick))
+    out.extend(multiclass_experiments(quick))
     for measure in ("smce", "dce"):
         theory = dict(measure=measure, threshold="theory", epsilon=0.3)
         out.append((calibrated_uniform, theory, small, r_fast, "<= alpha"))
@@ -220,7 +283,8 @@ def one_data_set(make, params, n, seed):
 
 
 def describe(params):
-    parts = [params["measure"]]
+    measure = params["measure"]
+    parts = [measure if isinstance(measure, str) else f"UC {measure.utility}"]
     if params.get("threshold") == "theory":
         parts.append(f"theory eps={params['epsilon']:g}")
     elif "n_resamples" not in params and params.get("resampling_risk", 1) is None:
@@ -243,6 +307,7 @@ def main():
         "--certificate-only", action="store_true",
         help="the tolerant smCE tester with 999 resamples at n = 5000 only",
     )
+    parser.add_argument("--multiclass-only", action="store_true")
     parser.add_argument(
         "--paired", action="store_true", help="sequential and fixed on the same data"
     )
@@ -267,6 +332,8 @@ def main():
         chosen = tolerant_experiments(args.quick)
     elif args.certificate_only:
         chosen = certificate_experiments(args.quick)
+    elif args.multiclass_only:
+        chosen = multiclass_experiments(args.quick)
     elif args.paired:
         chosen = paired_experiments(args.quick)
     else:
