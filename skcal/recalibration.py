@@ -1274,6 +1274,10 @@ _AUTO_CANDIDATES = (
 )
 _AUTO_FOLDS = 5
 _NULL_DRAWS = 20
+# the choice keeps the simplest candidate whose out-of-fold UC is within
+# _AUTO_MARGIN * _auto_tol(|comb|, n) of the smallest (set on design problems,
+# see doc/recalibration.md)
+_AUTO_MARGIN = 0.05
 
 
 def _null_tolerance(Q, w, random_state=0):
@@ -1345,10 +1349,13 @@ def _choose_recalibrator(P, y_index, w):
     Every candidate is fitted on ``_AUTO_FOLDS - 1`` folds of the held-out
     probabilities and predicts the remaining fold; its out-of-fold
     predictions of all the rows are scored together by UC over the "comb"
-    family and by the Brier score (both weighted). The smallest UC wins;
-    candidates of equal UC (to 1e-12, e.g. a patching candidate that made no
-    patch and its start) are separated by the Brier score, then by their
-    order in ``_AUTO_CANDIDATES`` (the simplest first).
+    family and by the Brier score (both weighted). The chosen candidate is
+    the first, in the order of ``_AUTO_CANDIDATES`` (the simplest first),
+    whose UC is at most the smallest UC plus the margin
+    ``_AUTO_MARGIN * _auto_tol(|comb|, sum(w))``: differences of UC smaller
+    than that are noise, and then the simpler recalibrator is kept. The
+    Brier scores are reported, not used. Returns the name chosen and the
+    scores.
     """
     n, C = P.shape
     splits = list(_auto_folds(y_index).split(P, y_index))
@@ -1373,11 +1380,17 @@ def _choose_recalibrator(P, y_index, w):
             "brier": float(np.average(_row_brier(Q, y_index), weights=w)),
         }
     best = min(scores[name]["uc"] for name in _AUTO_CANDIDATES)
-    tied = [
-        name for name in _AUTO_CANDIDATES if scores[name]["uc"] <= best + 1e-12
-    ]
-    chosen = min(tied, key=lambda name: scores[name]["brier"])
+    margin = _auto_margin(C, w)
+    chosen = next(
+        name for name in _AUTO_CANDIDATES if scores[name]["uc"] <= best + margin
+    )
     return chosen, scores
+
+
+def _auto_margin(n_classes, w):
+    """The margin of UC within which "auto" keeps the simpler candidate."""
+    n_utilities = len(members(resolve_utility("comb"), n_classes))
+    return _AUTO_MARGIN * _auto_tol(n_utilities, float(w.sum()))
 
 
 class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
@@ -1409,10 +1422,12 @@ class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
         utility calibration error of perfectly calibrated predictions
         distributed as its start over 20 draws of the classes), by a 5-fold
         cross-validation on the held-out probabilities: the out-of-fold
-        predictions of all the rows are scored together, the smallest
-        utility calibration error over the "comb" family (class-wise and
-        top-K) wins, and the Brier score separates equal errors (see the
-        user guide, "Choosing the recalibrator"). Else any
+        predictions of all the rows are scored together by the utility
+        calibration error over the "comb" family (class-wise and top-K), and
+        the simplest candidate (in the order above) whose error is within a
+        noise margin of the smallest, ``0.05 * sqrt(log(4 m) / (2 n))`` for
+        ``m`` utilities and ``n`` the sum of the weights, wins (see the user
+        guide, "Choosing the recalibrator"). Else any
         object with ``fit(P, y[, sample_weight])`` and ``predict_proba(P)``
         on probability matrices; it is cloned and fitted on the out-of-fold
         probabilities, with ``y`` the column indices ``0..n_classes-1``.

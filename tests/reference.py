@@ -5,6 +5,8 @@ attempt at speed, so that the fast paths in skcal can be checked against it.
 All take already-validated arrays ``y`` (0/1 floats), ``p`` and ``w``.
 """
 
+import math
+
 import numpy as np
 
 
@@ -1261,14 +1263,15 @@ def null_tolerance_reference(Q, w, seed, n_draws):
     return 0.5 * (values[middle - 1] + values[middle])
 
 
-def auto_choice_reference(P, y, w, folds, names, fit_predict):
+def auto_choice_reference(P, y, w, folds, names, fit_predict, margin_factor=0.05):
     """The choice rule of recalibrator="auto", by loops.
 
     Every candidate's out-of-fold predictions of all the rows (``fit_predict(
     name, train, test)`` predicts the rows ``test`` from a fit on ``train``)
     are scored by brute-force UC("comb") and the weighted Brier score; the
-    smallest UC wins, UC ties (to 1e-12) go to the smallest Brier score, then
-    to the first name.
+    first name whose UC is at most the smallest UC plus
+    ``margin_factor * sqrt(log(4 m) / (2 sum(w)))`` wins, ``m = 2 C`` the
+    number of "comb" utilities (C class-wise, C top-K).
     """
     scores = {}
     for name in names:
@@ -1282,10 +1285,8 @@ def auto_choice_reference(P, y, w, folds, names, fit_predict):
             "brier": brier_multiclass(Q, y, w),
         }
     best = min(score["uc"] for score in scores.values())
-    chosen = None
+    m = 2 * P.shape[1]
+    margin = margin_factor * math.sqrt(math.log(4 * m) / (2 * sum(w)))
     for name in names:
-        if scores[name]["uc"] <= best + 1e-12 and (
-            chosen is None or scores[name]["brier"] < scores[chosen]["brier"]
-        ):
-            chosen = name
-    return chosen, scores
+        if scores[name]["uc"] <= best + margin:
+            return name, scores

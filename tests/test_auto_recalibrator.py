@@ -19,6 +19,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 
+from skcal import recalibration
 from skcal.metrics import utility_calibration_error
 from skcal.online import OnlineRecalibratedClassifier
 from skcal.recalibration import (
@@ -124,7 +125,11 @@ def _folds_by_definition(y):
     return list(splitter.split(np.zeros((y.shape[0], 1)), y))
 
 
-def test_choice_matches_reference_on_random_cases():
+@pytest.mark.parametrize("margin", [0.0, 0.05, 1.0])
+def test_choice_matches_reference_on_random_cases(margin, monkeypatch):
+    # 0.05 is the rule shipped; 0 (the smallest UC wins) and 1 (a margin
+    # larger than most differences) make both branches of the rule occur
+    monkeypatch.setattr(recalibration, "_AUTO_MARGIN", margin)
     rng = np.random.default_rng(3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -141,7 +146,7 @@ def test_choice_matches_reference_on_random_cases():
                 return model.predict_proba(P[test])
 
             expected_choice, expected = auto_choice_reference(
-                P, y, w, _folds_by_definition(y), NAMES, fit_predict
+                P, y, w, _folds_by_definition(y), NAMES, fit_predict, margin
             )
             choice, scores = _choose_recalibrator(P, y, w)
             assert set(scores) == set(NAMES)
@@ -151,6 +156,25 @@ def test_choice_matches_reference_on_random_cases():
                 assert_allclose(scores[name]["brier"], expected[name]["brier"],
                                 rtol=1e-9, atol=1e-12)
             assert choice == expected_choice
+
+
+def test_choice_keeps_the_simpler_candidate_within_the_margin(monkeypatch):
+    # GaussianNB on 3 classes: some patched candidate beats temperature
+    # scaling by a clear UC margin; with a margin as large as that lead the
+    # choice falls back to the first candidate, temperature scaling
+    X, y = _classification(3, 900)
+    from sklearn.model_selection import cross_val_predict
+
+    P = cross_val_predict(GaussianNB(), X, y, cv=3, method="predict_proba")
+    w = np.ones(900)
+    choice, scores = _choose_recalibrator(P, y, w)
+    lead = scores["temperature"]["uc"] - min(s["uc"] for s in scores.values())
+    assert choice != "temperature" and lead > 0
+    unit = np.sqrt(np.log(4 * 6) / (2 * 900))
+    monkeypatch.setattr(recalibration, "_AUTO_MARGIN", 1.01 * lead / unit)
+    assert _choose_recalibrator(P, y, w)[0] == "temperature"
+    monkeypatch.setattr(recalibration, "_AUTO_MARGIN", 0.99 * lead / unit)
+    assert _choose_recalibrator(P, y, w)[0] != "temperature"
 
 
 def test_auto_candidates_are_what_the_documentation_says():
@@ -179,8 +203,11 @@ def test_auto_exposes_choice_and_scores_and_refits_the_choice():
     scores = clf.recalibrator_scores_
     assert set(scores) == set(NAMES)
     assert all(set(score) == {"uc", "brier"} for score in scores.values())
+    # the first candidate within the margin of the smallest UC
     best = min(score["uc"] for score in scores.values())
-    assert scores[clf.recalibrator_choice_]["uc"] == best
+    margin = 0.05 * np.sqrt(np.log(4 * 6) / (2 * 900))  # 6 "comb" utilities
+    within = [name for name in NAMES if scores[name]["uc"] <= best + margin]
+    assert clf.recalibrator_choice_ == within[0]
     # the chosen candidate, refitted on all the held-out probabilities
     from sklearn.model_selection import cross_val_predict
 
