@@ -84,7 +84,7 @@ def isotonic_ovr(P, y):
 
 def sklearn_isotonic(P, y):
     """CalibratedClassifierCV(FrozenEstimator(identity), method="isotonic") on ``P``."""
-    from skcal.recalibration import _SklearnRecalibrator
+    from skcal.recalibration._patching import _SklearnRecalibrator
 
     return _SklearnRecalibrator("isotonic").fit(P, y)
 

@@ -9,11 +9,8 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from skcal.recalibration import (
-    UtilityPatchingRecalibrator,
-    _check_family,
-    project_simplex,
-)
+from skcal.recalibration import UtilityPatchingRecalibrator, project_simplex
+from skcal.recalibration._patching import _check_family
 from skcal.utilities import ClassWise, TopClass, TopK, UtilityFamily
 from skcal.utilities._families import members
 

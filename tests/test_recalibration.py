@@ -917,7 +917,7 @@ def test_incremental_audit_matches_full_audit_on_random_patches():
     # from scratch after every update (ties, weights with zeros, n = 1, one
     # class, p in {0, 1}, patches of few and of most rows).
     from skcal.metrics import utility_calibration_error
-    from skcal.recalibration import _IncrementalAudit
+    from skcal.recalibration._patching import _IncrementalAudit
     from skcal.utilities._families import members as _members
 
     rng = np.random.RandomState(11)
@@ -961,13 +961,13 @@ def test_incremental_audit_matches_full_audit_on_random_patches():
 
 
 def _check_family_for_test(family):
-    from skcal.recalibration import _check_family
+    from skcal.recalibration._patching import _check_family
 
     return _check_family(family)
 
 
 def test_incremental_and_full_audits_give_the_same_fit(monkeypatch):
-    import skcal.recalibration as module
+    import skcal.recalibration._patching as module
 
     for seed in range(6):
         P, y = overconfident(300, 3 + seed % 3, seed=40 + seed)
@@ -992,7 +992,7 @@ def test_warm_start_patches_what_the_start_leaves():
             start = rec.init_.predict_proba(P)
             Q = start
             for patch in rec.patches_:
-                from skcal.recalibration import _apply_patch
+                from skcal.recalibration._patching import _apply_patch
 
                 Q = _apply_patch(Q, patch)
             # transform = the refitted start, then the patches in order
@@ -1023,7 +1023,7 @@ def test_fallback_temperature_takes_an_optimum_on_its_bound():
     # rows, half of them wrong: the log-loss falls as T grows, so the optimum
     # over log T in [-5, 5] is the bound 5 itself, whatever the rows' order
     # (bounded Brent alone ends a few 1e-6 inside it, row-order dependent).
-    from skcal.recalibration import _TemperatureScaling
+    from skcal.recalibration._patching import _TemperatureScaling
 
     P = np.eye(2)[[0, 1, 0, 1, 1, 0]]
     y = np.array([1, 1, 0, 0, 0, 1])
@@ -1171,7 +1171,7 @@ def test_projection_kernel_is_bit_for_bit_the_numpy_sort_projection():
 
 
 def test_patch_step_kernel_is_bit_for_bit_numpy():
-    from skcal.recalibration import _patch_rows
+    from skcal.recalibration._patching import _patch_rows
 
     from reference import simplex_projection_sort_numpy
 
@@ -1191,7 +1191,7 @@ def test_patch_step_kernel_is_bit_for_bit_numpy():
 
 
 def test_rank_utilities_kernel_is_bit_for_bit_the_utilities_own_evaluation():
-    from skcal.recalibration import _IncrementalAudit
+    from skcal.recalibration._patching import _IncrementalAudit
     from skcal.utilities import ClassWise as CW
     from skcal.utilities import TopClass
     from skcal.utilities import TopK as TK
@@ -1239,7 +1239,7 @@ def test_rank_utilities_kernel_is_bit_for_bit_the_utilities_own_evaluation():
 
 
 def test_top_k_indicator_is_the_top_k_utility_matrix():
-    from skcal.recalibration import _top_k_indicator
+    from skcal.recalibration._patching import _top_k_indicator
 
     from reference import utility_vector_bruteforce
 
@@ -1304,7 +1304,7 @@ def test_fast_fit_is_bit_for_bit_the_numpy_fit(params, monkeypatch):
     # evaluation and utility matrices, v_u recomputed for every patch. The
     # patches (utilities, intervals, signs, steps), the fitted and replayed
     # predictions and the history must be equal to the last bit.
-    import skcal.recalibration as module
+    import skcal.recalibration._patching as module
 
     from reference import simplex_projection_sort_numpy
 

@@ -33,9 +33,9 @@ from sklearn.utils import check_random_state, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexable
 
-from ._compat import Interval, StrOptions, _check_feature_names, _fit_context
-from ._kernels._interval import max_abs_interval_rows
-from ._kernels._patching import (
+from .._compat import Interval, StrOptions, _check_feature_names, _fit_context
+from .._kernels._interval import max_abs_interval_rows
+from .._kernels._patching import (
     interval_upper_bounds,
     project_shifted,
     rank_utilities,
@@ -43,18 +43,18 @@ from ._kernels._patching import (
     step_project,
     top_k_rows,
 )
-from ._meta import _AlreadyFitted, _HeldOutProbaMetaEstimator
-from ._validation import (
+from .._meta import _AlreadyFitted, _HeldOutProbaMetaEstimator
+from .._validation import (
     as_probability_array,
     check_probability_matrix,
     check_sample_weight,
     label_positions,
     resolve_labels,
 )
-from .metrics import utility_calibration_error
-from .utilities import ClassWise, TopClass, TopK
-from .utilities._engine import Predictions
-from .utilities._families import members, resolve_utility
+from ..metrics import utility_calibration_error
+from ..utilities import ClassWise, TopClass, TopK
+from ..utilities._engine import Predictions
+from ..utilities._families import members, resolve_utility
 
 __all__ = [
     "Patch",
