@@ -19,10 +19,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 
-from skcal.recalibration import _patching as recalibration
 from skcal.metrics import utility_calibration_error
 from skcal.online import OnlineRecalibratedClassifier
 from skcal.recalibration import RecalibratedClassifier, UtilityPatchingRecalibrator
+from skcal.recalibration import _patching as recalibration
 from skcal.recalibration._patching import (
     _auto_candidate,
     _choose_recalibrator,
