@@ -763,7 +763,8 @@ def plot_classwise_reliability(
     n_bins : int, default=10
     random_state : int, RandomState instance or None, default=None
     axes : array of matplotlib Axes, default=None
-        One per class; a new row of axes when None.
+        One per class; when None, a new figure with a near-square grid of
+        panels (``ceil(sqrt(n_classes))`` columns).
     **kwargs : dict
         Passed to :meth:`ReliabilityDisplay.from_predictions`.
 
@@ -799,13 +800,25 @@ def plot_classwise_reliability(
             "classes; pass labels, the class of each column."
         )
     if axes is None:
-        _, axes = plt.subplots(
-            1,
-            P.shape[1],
-            figsize=(5.8 * P.shape[1], 6.2),
-            gridspec_kw={"wspace": 0.45},
+        # a near-square grid (3 x 3 for 7 to 9 classes), not one long row of
+        # panels too small to read; the unused cells are switched off
+        n_cols = int(np.ceil(np.sqrt(P.shape[1])))
+        n_rows = int(np.ceil(P.shape[1] / n_cols))
+        fig, axes = plt.subplots(
+            n_rows,
+            n_cols,
+            figsize=(5.8 * n_cols, 6.2 * n_rows),
+            gridspec_kw={"wspace": 0.45, "hspace": 0.3},
+            squeeze=False,
         )
+        for ax in axes.ravel()[P.shape[1]:]:
+            ax.set_axis_off()
     axes = np.ravel(axes)
+    if axes.shape[0] < P.shape[1]:
+        raise ValueError(
+            f"axes has {axes.shape[0]} Axes but y_proba has {P.shape[1]} classes; "
+            "pass one Axes per class."
+        )
     displays = []
     for k, (cls, ax) in enumerate(zip(classes, axes)):
         d = ReliabilityDisplay.from_predictions(

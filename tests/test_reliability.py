@@ -351,3 +351,26 @@ def test_every_example_runs_headless_and_draws(script, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_classwise_view_is_a_grid_of_readable_panels():
+    import matplotlib.pyplot as plt
+
+    from skcal._reliability import plot_classwise_reliability
+
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(7), size=400)
+    y = np.array([rng.choice(7, p=row) for row in P])
+    displays = plot_classwise_reliability(y, P, random_state=0, n_bins=5)
+    fig = displays[0].figure_
+    grid = displays[0].ax_.get_subplotspec().get_gridspec()
+    assert (grid.nrows, grid.ncols) == (3, 3)
+    # a 3x3 grid gives each panel about a fifth of the width after spacing
+    # (one row of 7 gave each about a tenth)
+    for d in displays:
+        assert d.ax_.get_position().width > 0.15
+    # the two cells left over are switched off
+    assert sum(not ax.axison for ax in fig.axes) == 2
+    with pytest.raises(ValueError, match="one Axes per class"):
+        plot_classwise_reliability(y, P, axes=fig.axes[:3])
+    plt.close("all")
