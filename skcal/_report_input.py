@@ -643,7 +643,8 @@ def read_report_input(path, label, proba, weight=None, classes=None, pos_label=N
             if w_first is None and w.size:
                 w_first = float(w[0])
             w_equal = w_equal and bool(np.all(w == w_first))
-            w_total += float(w.sum())
+            with np.errstate(over="ignore"):
+                w_total += float(w.sum())
     if n == 0:
         raise ReportInputError(f"{name}: no data rows (only a header).")
     if weight is not None and not (w_total > 0 and math.isfinite(w_total)):
