@@ -348,7 +348,7 @@ def test_byte_order_mark_is_skipped(tmp_path, capsys):
     bom = tmp_path / "bom.csv"
     bom.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
     outs = []
-    for path in (plain, bom):
+    for path in (bom, plain):
         status, out, err = _run(
             [path, "--label", "y", "--proba", "p", "--json", "--resamples", "5"], capsys
         )
