@@ -259,8 +259,6 @@ def _classes_from_names(labels, proba):
                 continue
             if not keys <= set(mapped):
                 continue
-            if labels.kind == "text" and not set(mapped) <= keys:
-                continue  # text tokens that are not labels are not evidence
             found.add(tuple(mapped))
     if len(found) != 1:
         return None
