@@ -367,7 +367,7 @@ def _check_header(name, header, label, proba, weight):
 def _csv_chunks(path, label, proba, weight):
     """Yield ``(first data row, labels, {column: cells})`` chunks of a CSV file."""
     name = safe_text(path)
-    csv.field_size_limit(MAX_LINE_BYTES)
+    previous = csv.field_size_limit(MAX_LINE_BYTES)  # a process-wide setting
     reader = csv.reader(_lines(path))
     try:
         header = next(reader, None)
@@ -413,6 +413,8 @@ def _csv_chunks(path, label, proba, weight):
         raise ReportInputError(
             f"{name}, line {reader.line_num}: not valid CSV ({safe_text(exc)})."
         ) from None
+    finally:
+        csv.field_size_limit(previous)
 
 
 # --- reading Parquet ----------------------------------------------------------------
