@@ -334,7 +334,9 @@ def _decode(name, line_no, raw):
 def _check_header(name, header, label, proba, weight):
     seen = set()
     for h in header:
-        if h in seen:
+        # unnamed columns (trailing commas of a spreadsheet export) cannot be
+        # named on the command line, so several of them are no ambiguity
+        if h in seen and h != "":
             raise ReportInputError(
                 f"{name}: the column name {_q(h)} appears twice in the header; "
                 "rename one of them."

@@ -267,6 +267,14 @@ def test_duplicate_column_names_are_refused(tmp_path, capsys):
     path = _write_csv(tmp_path / "e.csv", ["y", "p", "z", "z"], [["1", "0.5", "1", "2"]])
     status, out, err = _run([path, "--label", "y", "--proba", "p"], capsys)
     assert "'z' appears twice" in _one_error_line(status, out, err)
+    # names that differ only by spaces would be merged once stripped
+    path = _write_csv(tmp_path / "f.csv", ["y", "p", " p"], [["1", "0.5", "0.2"]])
+    status, out, err = _run([path, "--label", "y", "--proba", "p"], capsys)
+    assert "'p' appears twice" in _one_error_line(status, out, err)
+    # unnamed columns (trailing commas) are no ambiguity
+    path = _write_csv(tmp_path / "g.csv", ["y", "p", "", ""], [["1", "0.5", "", ""]])
+    status, out, err = _run([path, "--label", "y", "--proba", "p", "--resamples", "0"], capsys)
+    assert status == 0, err
 
 
 def test_duplicate_columns_in_parquet(tmp_path, capsys):
