@@ -486,10 +486,9 @@ def run_report(args, out=print, err=None):
         option = "--fail-if-miscalibrated: " if "reject" in str(exc) else ""
         return fail(f"{option}{safe_text(exc)}")
     name = args.name or args.proba[0]
-    title = (
-        f"skcal report: {safe_text(os.path.basename(os.fspath(args.file)))}, "
-        f"{summary['n']} predictions"
-    )
+    tail = f", {summary['n']} predictions"
+    base = safe_text(os.path.basename(os.fspath(args.file)))
+    title = f"skcal report: {_short(base, 80 - len('skcal report: ') - len(tail))}{tail}"
     notes = input_notes(data.notes)
     lines = format_table({name: summary}, title=title, notes=notes)
     if args.html:
