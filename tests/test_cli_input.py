@@ -579,3 +579,10 @@ def test_html_of_a_file_read_into_a_sketch(tmp_path, capsys, monkeypatch):
     )
     assert status == 0, err
     assert page.read_text().count("data:image/png;base64,") == 2
+
+
+def test_docstring_examples_of_the_reading_module():
+    import doctest
+
+    result = doctest.testmod(report_input, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
