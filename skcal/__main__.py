@@ -16,12 +16,33 @@ examples:
   python -m skcal report preds.csv --label y --proba p \\
       --fail-if-miscalibrated 0.02       # exit status 1 when it fails (CI)
 
-exit status: 0 done (and the gate passed); 1 the gate failed; 2 bad input.
+how the file is read:
+  CSV (UTF-8, a byte order mark is skipped) is read in blocks with the
+  standard library, in memory bounded by a chunk of rows plus a sketch of
+  the distinct predictions; a line (or cell) longer than 1 MiB is refused.
+  Labels that are all numbers are classes by value, in numeric order (1, 2,
+  10); true/false labels are booleans; other labels are text, in text order.
+  With several --proba columns, each column's class is read off its name
+  (the label itself, or with a common prefix/suffix: p_cat, proba_1);
+  otherwise give --classes, one label per --proba column, in any order.
+  The report says which order and which columns it used.
+
+exit status:
+  0  report done (and the gate, if any, passed)
+  1  the gate (--fail-if-miscalibrated) failed
+  2  bad input or usage (one line on stderr)
 """
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def _parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m skcal",
         description="skcal: calibration measures, tests and reports.",
     )
@@ -42,19 +63,22 @@ def _parser():
         nargs="+",
         metavar="COL",
         help="probability of the positive class (one column), or one column "
-        "per class (rows must sum to 1; top-label calibration is measured)",
+        "per class (rows must sum to 1; with two, the positive class's column is "
+        "measured, with three or more top-label calibration)",
     )
     report.add_argument("--weight", metavar="COL", help="column of sample weights")
     report.add_argument(
         "--classes",
         nargs="+",
         metavar="LABEL",
-        help="class of each --proba column (default: the sorted labels)",
+        help="class of each --proba column, in the order of --proba (default: "
+        "read off the column names)",
     )
     report.add_argument(
         "--pos-label",
         metavar="LABEL",
-        help="positive class for one --proba column (default: 1 for 0/1 labels)",
+        help="positive class for one or two --proba columns, one of the labels "
+        "in the file (default: 1 for 0/1 or -1/1 labels, True for true/false)",
     )
     report.add_argument("--name", help="model name in the table")
     report.add_argument(
@@ -93,9 +117,16 @@ def main(argv=None):
         if args.fail_if_miscalibrated is not None and not (
             0 <= args.fail_if_miscalibrated < 1
         ):
-            parser.error("--fail-if-miscalibrated must be in [0, 1).")
+            parser.error(
+                f"--fail-if-miscalibrated must be in [0, 1), got "
+                f"{args.fail_if_miscalibrated!r}."
+            )
         if args.resamples < 0:
-            parser.error("--resamples must be non-negative.")
+            parser.error(f"--resamples must be non-negative, got {args.resamples}.")
+        if not 0 <= args.random_state < 2**32:
+            parser.error(
+                f"--random-state must be in [0, 2**32), got {args.random_state}."
+            )
         from ._report import run_report
 
         status = run_report(args)

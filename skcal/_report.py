@@ -8,19 +8,18 @@ exactly these predictions would score.
 """
 
 import base64
-import csv
 import html
 import io
 import json
-import math
 import os
 import sys
+import textwrap
 
 import numpy as np
 from sklearn.utils import check_random_state
 
 from . import metrics
-from ._validation import check_binary_calibration_input
+from ._report_input import ReportInputError, read_report_input, safe_text
 from .measures import MEASURE_CLASSES
 from .tester import CalibrationTester
 
@@ -57,7 +56,13 @@ def calibration_summary(
     Parameters
     ----------
     y, p, w : ndarray of shape (n_samples,)
-        Binary outcomes, predictions and weights, already validated.
+        Binary outcomes, predictions and weights, already validated; or
+        ``y`` an exact :class:`~skcal.sketch.CalibrationSketch` of rows of
+        one weight and ``p = w = None``: then the measures, their scale and
+        the test are computed from its grouped statistic (the calibrated
+        null draws each value's positive weight as ``c Binomial(count, v)``,
+        the law of the sum of ``y* ~ Bernoulli(p)`` over its rows), in memory
+        proportional to the number of distinct predictions.
     n_resamples : int, default=200
         Data sets ``y* ~ Bernoulli(p)`` drawn for the scale of each measure.
     n_test_resamples : int, default=999
@@ -92,14 +97,37 @@ def calibration_summary(
     """
     rng = check_random_state(random_state)
     funcs = {key: _measure(key) for key, *_ in MEASURES}
-    values = {key: float(f(y, p, sample_weight=w)) for key, f in funcs.items()}
     null = {key: np.empty(n_resamples) for key in funcs}
-    for b in range(n_resamples):
-        y_star = (rng.uniform(size=p.shape[0]) < p).astype(np.float64)
-        for key, f in funcs.items():
-            null[key][b] = f(y_star, p, sample_weight=w)
-        if progress is not None:
-            progress(b + 1, n_resamples)
+    if p is None:  # a sketch: everything from the grouped statistic
+        sketch = y
+        G = sketch.grouped_statistic()
+        c = sketch.total_weight / sketch.n_samples  # the one row weight
+        counts = np.rint(G.weights / c)
+        if not sketch.exact or counts.sum() != sketch.n_samples:
+            raise ValueError(
+                "The sketch must be exact and hold rows of one weight: the "
+                "calibrated null redraws each row's outcome."
+            )
+        values = {key: float(f(sketch)) for key, f in funcs.items()}
+        int_counts = counts.astype(np.int64)
+        for b in range(n_resamples):
+            held = _Held(G.with_positives(rng.binomial(int_counts, G.values) * c))
+            for key, f in funcs.items():
+                null[key][b] = f(held)
+            if progress is not None:
+                progress(b + 1, n_resamples)
+        n = sketch.n_samples
+        data = (sketch,)
+    else:
+        values = {key: float(f(y, p, sample_weight=w)) for key, f in funcs.items()}
+        for b in range(n_resamples):
+            y_star = (rng.uniform(size=p.shape[0]) < p).astype(np.float64)
+            for key, f in funcs.items():
+                null[key][b] = f(y_star, p, sample_weight=w)
+            if progress is not None:
+                progress(b + 1, n_resamples)
+        n = int(p.shape[0])
+        data = (y, p, w)
     measures = {}
     for key in funcs:
         entry = {"value": values[key], "null_median": None, "null_95": None}
@@ -116,9 +144,9 @@ def calibration_summary(
         n_resamples=n_test_resamples, resampling_risk=None, random_state=seed
     )
     summary = {
-        "n": int(p.shape[0]),
+        "n": n,
         "measures": measures,
-        "test": _result_dict(tester.fit(y, p, sample_weight=w).result_),
+        "test": _result_dict(tester.fit(*data).result_),
     }
     if tolerance is not None:
         gate = CalibrationTester(
@@ -127,9 +155,19 @@ def calibration_summary(
             resampling_risk=None,
             random_state=seed,
         )
-        summary["gate"] = _result_dict(gate.fit(y, p, sample_weight=w).result_)
+        summary["gate"] = _result_dict(gate.fit(*data).result_)
     summary["_tester"] = tester
     return summary
+
+
+class _Held:
+    """A grouped statistic passed to a measure in place of rows."""
+
+    def __init__(self, statistic):
+        self.statistic = statistic
+
+    def grouped_statistic(self):
+        return self.statistic
 
 
 def _result_dict(result):
@@ -144,7 +182,7 @@ def _cell(value, width):
     return f"{value:>{width}.4f}"
 
 
-def format_table(summaries, *, title=None):
+def format_table(summaries, *, title=None, notes=()):
     """The terminal report: one column per model, every line <= 80 columns.
 
     Parameters
@@ -153,6 +191,8 @@ def format_table(summaries, *, title=None):
         Model name to :func:`calibration_summary`.
     title : str, default=None
         First line.
+    notes : sequence of str, default=()
+        Lines after the title (how the file was read).
 
     Returns
     -------
@@ -172,10 +212,15 @@ def format_table(summaries, *, title=None):
     """
     names = list(summaries)
     label_w = max(len(m[1]) for m in MEASURES)
+    # user-given names: escaped, and cut so that a line keeps to 80 columns
+    shown = [_short(safe_text(n), 80 - label_w - 2) for n in names]
     # each model: its value and the 95% level of a calibrated model
-    col_w = max(17, *(len(n) for n in names))
-    lines = [] if title is None else [title, ""]
-    head1 = " " * label_w + "".join(f"  {n:>{col_w}}" for n in names)
+    col_w = max(17, *(len(n) for n in shown))
+    lines = [] if title is None else [safe_text(title)]
+    lines += [safe_text(line) for line in notes]
+    if lines:
+        lines.append("")
+    head1 = " " * label_w + "".join(f"  {n:>{col_w}}" for n in shown)
     head2 = " " * label_w + "".join(f"  {'value (calib.)*':>{col_w}}" for _ in names)
     lines += [head1, head2, "-" * len(head2)]
     for key, label, _, _ in MEASURES:
@@ -215,66 +260,30 @@ def format_table(summaries, *, title=None):
     return lines
 
 
+def _short(text, width):
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def input_notes(notes, width=80):
+    """Lines saying how the file was read: classes, their order, the columns."""
+    classes = notes["classes"]
+    shown = ", ".join(classes[:20])
+    if len(classes) > 20:
+        shown += f", ... ({len(classes)} in all)"
+    text = f"labels in '{notes['label_column']}' ({notes['class_order']}): {shown}"
+    if "pos_label" in notes:
+        text += f"; positive class: {notes['pos_label']}"
+    lines = textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False)
+    if "column_classes" in notes:
+        pairs = list(notes["column_classes"].items())
+        text = f"class of each --proba column (from {notes['columns_matched_by']}): " + ", ".join(
+            f"{c}={k}" for c, k in pairs[:20]
+        ) + (", ..." if len(pairs) > 20 else "")
+        lines += textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False)
+    return lines
+
+
 # --- reading a file ------------------------------------------------------------
-
-
-class ReportInputError(ValueError):
-    """A problem with the input file, worded for the command line."""
-
-
-def _read_rows(path):
-    if str(path).endswith((".parquet", ".pq")):
-        try:
-            import pandas as pd
-
-            frame = pd.read_parquet(path)
-        except ImportError as exc:
-            raise ReportInputError(
-                f"{path}: reading Parquet needs pandas and pyarrow "
-                "(pip install pandas pyarrow); or save the file as CSV."
-            ) from exc
-        return list(frame.columns.astype(str)), {
-            str(c): frame[c].tolist() for c in frame.columns
-        }
-    try:
-        with open(path, newline="") as f:
-            reader = csv.reader(f)
-            header = next(reader, None)
-            if header is None:
-                raise ReportInputError(f"{path}: the file is empty.")
-            header = [h.strip() for h in header]
-            rows = list(reader)
-    except FileNotFoundError as exc:
-        raise ReportInputError(f"{path}: no such file.") from exc
-    except UnicodeDecodeError as exc:
-        raise ReportInputError(f"{path}: not a text (CSV) file.") from exc
-    columns = {h: [] for h in header}
-    for line_no, row in enumerate(rows, start=2):
-        if not row:
-            continue
-        if len(row) != len(header):
-            raise ReportInputError(
-                f"{path}, line {line_no}: {len(row)} cells, but the header has "
-                f"{len(header)}."
-            )
-        for h, cell in zip(header, row):
-            columns[h].append(cell.strip())
-    return header, columns
-
-
-def _numeric(path, name, cells):
-    out = np.empty(len(cells))
-    for i, cell in enumerate(cells):
-        try:
-            out[i] = float(cell)
-        except (TypeError, ValueError):
-            out[i] = np.nan
-        if not math.isfinite(out[i]):
-            raise ReportInputError(
-                f"{path}, column {name!r}, data row {i + 1}: {cell!r} is not a "
-                "finite number."
-            )
-    return out
 
 
 def read_predictions(path, label, proba, weight=None, classes=None, pos_label=None):
@@ -283,7 +292,7 @@ def read_predictions(path, label, proba, weight=None, classes=None, pos_label=No
     Parameters
     ----------
     path : str
-        CSV (or Parquet, with pandas and pyarrow installed).
+        CSV (or Parquet, with pyarrow installed).
     label : str
         Column of observed labels.
     proba : list of str
@@ -291,11 +300,12 @@ def read_predictions(path, label, proba, weight=None, classes=None, pos_label=No
     weight : str, default=None
         Column of sample weights.
     classes : list of str, default=None
-        The class of each probability column (several columns); by default
-        the sorted distinct labels, when there are as many as columns.
+        The class of each probability column (several columns), in the order
+        of ``proba``; by default read off the column names (``cat``,
+        ``p_cat``, ``proba_1``...).
     pos_label : str, default=None
         Positive class for one probability column; needed unless the labels
-        are 0/1 (or -1/1).
+        are 0/1 (or -1/1, or true/false).
 
     Returns
     -------
@@ -312,100 +322,30 @@ def read_predictions(path, label, proba, weight=None, classes=None, pos_label=No
     >>> y.tolist(), p.tolist(), w.tolist()
     ([0.0, 1.0, 1.0], [0.2, 0.7, 0.9], [1.0, 1.0, 1.0])
     """
-    header, columns = _read_rows(path)
-    for name in [label, *proba, *([weight] if weight else [])]:
-        if name not in columns:
-            raise ReportInputError(
-                f"{path}: no column {name!r}; the columns are {header}."
-            )
-    n = len(columns[label])
-    if n == 0:
-        raise ReportInputError(f"{path}: no data rows.")
-    raw_labels = [str(v) for v in columns[label]]
-    if any(v == "" for v in raw_labels):
-        i = raw_labels.index("")
+    data = read_report_input(path, label, proba, weight, classes, pos_label)
+    if data.y is None:
         raise ReportInputError(
-            f"{path}, column {label!r}, data row {i + 1}: the label is empty."
+            f"{safe_text(path)}: {data.n} rows are more than read_predictions keeps "
+            "in memory; use skcal._report_input.read_report_input (a sketch)."
         )
-    P = np.column_stack([_numeric(path, c, columns[c]) for c in proba])
-    for j, c in enumerate(proba):
-        bad = np.flatnonzero((P[:, j] < 0) | (P[:, j] > 1))
-        if bad.size:
-            raise ReportInputError(
-                f"{path}, column {c!r}, data row {bad[0] + 1}: probability "
-                f"{P[bad[0], j]!r} is outside [0, 1]."
-            )
-    w = None if weight is None else _numeric(path, weight, columns[weight])
-    if w is not None and np.any(w < 0):
-        i = int(np.flatnonzero(w < 0)[0])
-        raise ReportInputError(
-            f"{path}, column {weight!r}, data row {i + 1}: negative weight {w[i]!r}."
-        )
-    labels = np.array(raw_labels)
-    if len(proba) == 1:
-        distinct = sorted(set(raw_labels))
-        if pos_label is None:
-            if set(distinct) <= {"0", "1", "0.0", "1.0", "-1", "-1.0"}:
-                y_bin = np.array([float(v) == 1.0 for v in raw_labels])
-                if {"0", "0.0"} & set(distinct) and {"-1", "-1.0"} & set(distinct):
-                    raise ReportInputError(
-                        f"{path}: the labels in {label!r} are {distinct}; name "
-                        "the positive class with --pos-label."
-                    )
-            else:
-                raise ReportInputError(
-                    f"{path}: the labels in {label!r} are {distinct[:5]}, not 0/1; "
-                    "name the positive class with --pos-label."
-                )
-        else:
-            if len(distinct) > 2:
-                raise ReportInputError(
-                    f"{path}: column {label!r} has {len(distinct)} distinct labels "
-                    "but one probability column; give one column per class."
-                )
-            y_bin = labels == pos_label
-        y_true, y_prob = y_bin.astype(np.float64), P[:, 0]
-        labels_arg = None
-    else:
-        sums = P.sum(axis=1)
-        bad = np.flatnonzero(np.abs(sums - 1) > 1e-6)
-        if bad.size:
-            raise ReportInputError(
-                f"{path}, data row {bad[0] + 1}: the probabilities in {proba} sum "
-                f"to {sums[bad[0]]!r}, not 1."
-            )
-        cls = sorted(set(raw_labels)) if classes is None else list(classes)
-        if len(cls) != len(proba):
-            raise ReportInputError(
-                f"{path}: {len(proba)} probability columns but the labels in "
-                f"{label!r} are {cls[:10]}; pass --classes, one per column."
-            )
-        unknown = sorted(set(raw_labels) - set(cls))
-        if unknown:
-            raise ReportInputError(
-                f"{path}: labels {unknown[:5]} in {label!r} are not in --classes {cls}."
-            )
-        y_true, y_prob, labels_arg = labels, P, np.array(cls)
-    try:
-        y, p, w = check_binary_calibration_input(y_true, y_prob, w, labels=labels_arg)
-    except ValueError as exc:
-        raise ReportInputError(f"{path}: {exc}") from exc
-    return (
-        np.asarray(y, dtype=np.float64),
-        np.asarray(p, dtype=np.float64),
-        np.asarray(w, dtype=np.float64),
-    )
+    return data.y, data.p, data.w
 
 
 # --- output --------------------------------------------------------------------
 
 
-def summary_json(summary, path=None):
-    """The summary as a JSON string (the tester object left out)."""
+def summary_json(summary, path=None, notes=None):
+    """The summary as a JSON string (the tester object left out).
+
+    ``notes`` (how the file was read: classes, their order, the class of
+    each column) go under ``"input"``; user text is escaped.
+    """
     data = {k: v for k, v in summary.items() if not k.startswith("_")}
     data["measure_labels"] = {m[0]: m[1] for m in MEASURES}
     if path is not None:
-        data["file"] = str(path)
+        data["file"] = safe_text(os.fspath(path))
+    if notes is not None:
+        data["input"] = notes
     return json.dumps(data, indent=2)
 
 
@@ -415,15 +355,26 @@ def _png(fig):
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
-def render_html(summary, y, p, w, *, title, table_lines, random_state=0):
-    """One self-contained HTML page: the table, the verdict and the plots."""
+def render_html(
+    summary, y, p, w, *, title, table_lines, random_state=0, notes=(), band=True
+):
+    """One self-contained HTML page: the table, the verdict and the plots.
+
+    ``band=False`` leaves out the reliability diagram's band (for grouped
+    rows, whose weights are not the rows' own).
+    """
     from ._reliability import ReliabilityDisplay, import_pyplot, plot_test_result
 
     plt = import_pyplot("skcal report --html")
     images = []
     try:
         display = ReliabilityDisplay.from_predictions(
-            y, p, sample_weight=w, random_state=random_state, name="predictions"
+            y,
+            p,
+            sample_weight=w,
+            random_state=random_state,
+            name="predictions",
+            **({} if band else {"n_resamples": 0}),
         )
         images.append(("Reliability diagram", _png(display.figure_)))
         ax = plot_test_result(summary["_tester"])
@@ -448,7 +399,7 @@ def render_html(summary, y, p, w, *, title, table_lines, random_state=0):
         for t, src in images
     )
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(safe_text(title))}</title>
 <style>
 body {{ font-family: sans-serif; max-width: 60em; margin: 2em auto; color: #222; }}
 table {{ border-collapse: collapse; margin: 1em 0; }}
@@ -458,7 +409,8 @@ td.value {{ font-family: monospace; font-size: 1.05em; text-align: right; }}
 img {{ max-width: 100%; }}
 pre {{ background: #f6f6f6; padding: 0.8em; }}
 </style></head><body>
-<h1>{html.escape(title)}</h1>
+<h1>{html.escape(safe_text(title))}</h1>
+{"".join(f"<p class='input'>{html.escape(safe_text(n))}</p>" for n in notes)}
 <p class="verdict" id="verdict" data-calibrated="{str(test["calibrated"]).lower()}">
 Test (smooth calibration error, alpha = {test["alpha"]:g}): <b>{verdict}</b>,
 p-value {test["p_value"]:.3f}, n = {summary["n"]}.</p>
@@ -473,7 +425,7 @@ outcomes are redrawn as y* ~ Bernoulli(p) from these predictions: what chance
 alone gives a perfectly calibrated model of this size.</p>
 {figures}
 <h2>Terminal report</h2>
-<pre>{html.escape(chr(10).join(table_lines))}</pre>
+<pre>{html.escape(chr(10).join(safe_text(line) for line in table_lines))}</pre>
 </body></html>
 """
 
@@ -495,10 +447,23 @@ def _progress_printer(stream):
 
 
 def run_report(args, out=print, err=None):
-    """Carry out ``python -m skcal report``; returns the exit status."""
+    """Carry out ``python -m skcal report``; returns the exit status.
+
+    0: done (and the gate, if any, passed); 1: the gate failed; 2: bad input
+    or options, with one line on ``err``.
+    """
     err = sys.stderr if err is None else err
+
+    def fail(message):
+        err.write(f"skcal report: error: {message}\n")
+        return 2
+
+    if args.html:
+        problem = _html_target_problem(args.html)
+        if problem:
+            return fail(problem)
     try:
-        y, p, w = read_predictions(
+        data = read_report_input(
             args.file,
             args.label,
             args.proba,
@@ -507,32 +472,34 @@ def run_report(args, out=print, err=None):
             args.pos_label,
         )
     except ReportInputError as exc:
-        err.write(f"skcal report: error: {exc}\n")
-        return 2
+        return fail(exc)
     try:
+        rows = (data.y, data.p, data.w) if data.y is not None else (data.sketch, None, None)
         summary = calibration_summary(
-            y,
-            p,
-            w,
+            *rows,
             n_resamples=args.resamples,
             tolerance=args.fail_if_miscalibrated,
             random_state=args.random_state,
             progress=_progress_printer(err),
         )
     except ValueError as exc:  # e.g. a gate tolerance no test could ever reject at
-        err.write(f"skcal report: error: {exc}\n")
-        return 2
+        option = "--fail-if-miscalibrated: " if "reject" in str(exc) else ""
+        return fail(f"{option}{safe_text(exc)}")
     name = args.name or args.proba[0]
-    title = (
-        f"skcal report: {os.path.basename(str(args.file))}, {summary['n']} predictions"
-    )
-    lines = format_table({name: summary}, title=title)
-    if args.json:
-        out(summary_json(summary, args.file))
-    else:
-        for line in lines:
-            out(line)
+    tail = f", {summary['n']} predictions"
+    base = safe_text(os.path.basename(os.fspath(args.file)))
+    title = f"skcal report: {_short(base, 80 - len('skcal report: ') - len(tail))}{tail}"
+    notes = input_notes(data.notes)
+    lines = format_table({name: summary}, title=title, notes=notes)
     if args.html:
+        if data.y is not None:
+            y, p, w, band = data.y, data.p, data.w, True
+        else:  # each distinct prediction as a positive and a negative row
+            G = data.sketch.grouped_statistic()
+            y = np.repeat([1.0, 0.0], len(G))
+            p = np.concatenate([G.values, G.values])
+            w = np.concatenate([G.positives, G.weights - G.positives])
+            band = False
         page = render_html(
             summary,
             y,
@@ -541,9 +508,22 @@ def run_report(args, out=print, err=None):
             title=title,
             table_lines=lines,
             random_state=args.random_state,
+            notes=notes,
+            band=band,
         )
-        with open(args.html, "w", encoding="utf-8") as f:
-            f.write(page)
+        try:
+            with open(args.html, "w", encoding="utf-8") as f:
+                f.write(page)
+        except OSError as exc:
+            return fail(
+                f"--html {safe_text(args.html)}: cannot write it "
+                f"({safe_text(exc.strerror or exc)})."
+            )
+    if args.json:
+        out(summary_json(summary, args.file, data.notes))
+    else:
+        for line in lines:
+            out(line)
     if args.fail_if_miscalibrated is not None and not summary["gate"]["calibrated"]:
         err.write(
             f"skcal report: not calibrated within {args.fail_if_miscalibrated:g} "
@@ -551,3 +531,16 @@ def run_report(args, out=print, err=None):
         )
         return 1
     return 0
+
+
+def _html_target_problem(path):
+    """Why ``--html PATH`` cannot be written, checked before the long work; or None."""
+    shown = safe_text(path)
+    if os.path.isdir(path):
+        return f"--html {shown}: is a directory; give a file name."
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        return f"--html {shown}: the directory {safe_text(folder)} does not exist."
+    if not os.access(folder, os.W_OK):
+        return f"--html {shown}: the directory {safe_text(folder)} is not writable."
+    return None
