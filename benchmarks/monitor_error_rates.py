@@ -24,12 +24,13 @@ fraction alarming within 5,000 rows of the onset; the median delay (rows from
 the onset to the alarming look, over alarming streams).
 
 The baseline "repeat a fixed-n CalibrationTester at every look" re-runs
-``CalibrationTester("cutoff", threshold="resample", n_resamples=99)`` on all
+``CalibrationTester("cutoff", threshold="resample", n_resamples=199)`` on all
 rows so far at every look; it is slow, so it runs on fewer streams and the
 first 5,000 rows (50 looks): its false-alarm rate is already inflated there.
 
-Run: ``python benchmarks/monitor_error_rates.py [--quick]`` (``--quick``:
-200 streams, fewer tester streams).
+Run: ``python benchmarks/monitor_error_rates.py [--quick] [--part PART]``
+(``--quick``: 200 streams, fewer tester streams; ``--part monitor`` or
+``tester`` runs one half).
 """
 
 import argparse
@@ -99,7 +100,7 @@ def repeated_tester(kind, n_streams, n_rows, seed):
         rows = [draw(kind, 1, t, rng) for t in range(n_rows)]
         p = np.array([r[0][0] for r in rows])
         y = np.array([r[1][0] for r in rows])
-        tester = CalibrationTester("cutoff", threshold="resample", n_resamples=99,
+        tester = CalibrationTester("cutoff", threshold="resample", n_resamples=199,
                                    random_state=s)
         for end in range(LOOK, n_rows + 1, LOOK):
             if not tester.decide(y[:end], p[:end]).calibrated:
@@ -135,6 +136,7 @@ def summary(alarm, onset):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--part", choices=["all", "monitor", "tester"], default="all")
     args = parser.parse_args()
     n_streams = 200 if args.quick else 1000
     n_tester = 20 if args.quick else 100
@@ -149,7 +151,7 @@ def main():
     print("-" * len(head))
     kinds = ["calibrated", "shift +0.05", "shift -0.05", "tempered",
              "drift at 10,000", "mc-calibrated", "mc-overconfident"]
-    for method in ("bins", "bias"):
+    for method in ("bins", "bias") if args.part != "tester" else ():
         for i, kind in enumerate(kinds):
             if method == "bias" and kind.startswith("mc-"):
                 continue
@@ -160,7 +162,8 @@ def main():
             print(f"{'CalibrationMonitor ' + method:34s} {kind:22s} {rate:10.1%} "
                   f"{200 * se:5.1f}  {within:11.1%} {median:>12s} "
                   f"{time.perf_counter() - t0:5.0f}s", flush=True)
-    for i, kind in enumerate(["calibrated", "shift +0.05", "mc-calibrated"]):
+    tester_kinds = ["calibrated", "shift +0.05", "mc-calibrated"]
+    for i, kind in enumerate(tester_kinds if args.part != "monitor" else ()):
         t0 = time.perf_counter()
         alarm = repeated_tester(kind, n_tester, 5000, seed=900 + i)
         rate, se, within, median = summary(alarm, 0)
@@ -169,7 +172,7 @@ def main():
               f"{within:11.1%} {median:>12s} {time.perf_counter() - t0:5.0f}s",
               flush=True)
     print("\n(fixed-n tester: CalibrationTester('cutoff', threshold='resample', "
-          f"n_resamples=99) on all rows so far, {n_tester} streams, 50 looks)")
+          f"n_resamples=199) on all rows so far, {n_tester} streams, 50 looks)")
     return 0
 
 
