@@ -43,7 +43,7 @@ import numpy as np
 
 import skcal
 from skcal import CalibrationMonitor, CalibrationTester
-from skcal._eprocess import BettingEProcess
+from skcal._eprocess import DEFAULT_RESTART, BettingEProcess
 
 ALPHA = 0.05
 T = 20_000
@@ -81,7 +81,7 @@ def draw(kind, n, t, rng):
 def simulate(kind, n_streams, method, seed):
     rng = np.random.default_rng(seed)
     scales = (1, 2, 4, 8) if method == "bins" else (1,)
-    process = BettingEProcess(n_streams, scales)
+    process = BettingEProcess(n_streams, scales, DEFAULT_RESTART)
     alarm = np.full(n_streams, -1)
     threshold = math.log(1.0 / ALPHA)
     for t in range(T):
@@ -114,7 +114,7 @@ def check_same_as_public(n_streams=3, n_rows=2000):
     rng = np.random.default_rng(7)
     p = rng.uniform(size=(n_rows, n_streams))
     y = (rng.uniform(size=(n_rows, n_streams)) < np.clip(p + 0.03, 0, 1)).astype(float)
-    process = BettingEProcess(n_streams)
+    process = BettingEProcess(n_streams, restart=DEFAULT_RESTART)
     for t in range(n_rows):
         process.step(y[t], p[t])
     for s in range(n_streams):

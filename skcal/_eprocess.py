@@ -41,15 +41,16 @@ import math
 
 import numpy as np
 
-__all__ = ["BettingEProcess", "DEFAULT_SCALES"]
+__all__ = ["BettingEProcess", "DEFAULT_SCALES", "DEFAULT_RESTART"]
 
 DEFAULT_SCALES = (1, 2, 4, 8)
+DEFAULT_RESTART = 500
 _MAX_BET = 0.5
 _ONS_RATE = 2.0 / (2.0 - math.log(3.0))
 
 
 class BettingEProcess:
-    """Mixture over bin resolutions of ONS betting martingales, per stream.
+    """Mixture over start times and bin resolutions of ONS betting martingales.
 
     Parameters
     ----------
@@ -57,27 +58,66 @@ class BettingEProcess:
         Independent streams run side by side (1 for a monitor).
     scales : tuple of int
         The bin resolutions ``B``, each an equal-width partition of [0, 1].
+    restart : int or None
+        The first restart: fresh copies of the betting martingales start at
+        rows ``restart * 2^(k-1)``, ``k = 1, 2, ...`` (None: only at row 0).
     """
 
-    def __init__(self, n_streams=1, scales=DEFAULT_SCALES):
+    def __init__(self, n_streams=1, scales=DEFAULT_SCALES, restart=None):
         self.n_streams = int(n_streams)
-        self.scales = np.asarray(scales, dtype=np.intp)
-        self.offsets = np.concatenate([[0], np.cumsum(self.scales)[:-1]])
-        n_bins = int(self.scales.sum())
-        self.lam = np.zeros((self.n_streams, n_bins))
-        self.curv = np.ones((self.n_streams, n_bins))  # ONS's A: 1 + sum d^2
-        self.log_wealth = np.zeros((self.n_streams, self.scales.shape[0]))
-        self.log_prior = np.full(self.scales.shape[0], -math.log(self.scales.shape[0]))
+        self.base_scales = np.asarray(scales, dtype=np.intp)
+        self.restart = restart
+        self.n_rows = 0
+        self.n_starts = 0
+        self.scales = np.zeros(0, dtype=np.intp)
+        self.offsets = np.zeros(0, dtype=np.intp)
+        self.lam = np.zeros((self.n_streams, 0))
+        self.curv = np.ones((self.n_streams, 0))  # ONS's A: 1 + sum d^2
+        self.log_wealth = np.zeros((self.n_streams, 0))
+        self.log_prior = np.zeros(0)
+        self.idle = 1.0  # prior mass of the copies not started yet
         self._rows = np.arange(self.n_streams)[:, None]
+        self._next_start = 0
+        self._start()
+
+    def _start_weight(self, k):
+        if self.restart is None:
+            return 1.0
+        return 0.5 if k == 0 else 1.0 / ((k + 1) * (k + 2))
+
+    def _start(self):
+        k = self.n_starts
+        weight = self._start_weight(k)
+        n = self.base_scales.shape[0]
+        first = int(self.scales.sum())
+        self.offsets = np.r_[self.offsets, first + np.r_[0, np.cumsum(self.base_scales)[:-1]]]
+        self.scales = np.r_[self.scales, self.base_scales]
+        n_new = int(self.base_scales.sum())
+        self.lam = np.c_[self.lam, np.zeros((self.n_streams, n_new))]
+        self.curv = np.c_[self.curv, np.ones((self.n_streams, n_new))]
+        self.log_wealth = np.c_[self.log_wealth, np.zeros((self.n_streams, n))]
+        self.log_prior = np.r_[self.log_prior, np.full(n, math.log(weight / n))]
+        self.idle = max(0.0, self.idle - weight)
+        self.n_starts = k + 1
+        if self.restart is None:
+            self._next_start = None
+        else:
+            self._next_start = int(self.restart) * 2 ** (self.n_starts - 1)
 
     def log_e(self):
         """``log E_t`` per stream: the log of the mixture's wealth."""
         z = self.log_wealth + self.log_prior
         top = z.max(axis=1)
-        return top + np.log(np.exp(z - top[:, None]).sum(axis=1))
+        total = np.exp(z - top[:, None]).sum(axis=1)
+        if self.idle > 0:
+            total += self.idle * np.exp(-top)
+        return top + np.log(total)
 
     def step(self, y, p, w=None):
         """One row per stream: outcomes ``y``, forecasts ``p``, weights ``w``."""
+        if self._next_start is not None and self.n_rows == self._next_start:
+            self._start()
+        self.n_rows += 1
         cells = np.minimum((p[:, None] * self.scales).astype(np.intp), self.scales - 1)
         cells += self.offsets
         rows = self._rows

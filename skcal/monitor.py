@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from ._eprocess import DEFAULT_SCALES, BettingEProcess
+from ._eprocess import DEFAULT_RESTART, DEFAULT_SCALES, BettingEProcess
 from ._reliability import import_pyplot
 from ._validation import check_binary_calibration_input, resolve_labels
 
@@ -52,15 +52,19 @@ class CalibrationMonitor:
     ``c_t`` depends on the past and on ``p_t`` only, so under the null each
     factor has conditional mean 1 and is positive: each wealth is a
     non-negative martingale starting at 1, and so is their average ``E_t``
-    (equal prior weights). Ville's inequality, ``P(sup_t E_t >= 1/alpha) <=
-    alpha``, is the guarantee above. Rows inside one :meth:`update` are
-    processed one at a time, in order, so the alarm is checked at every row
-    and the result does not depend on how the stream is cut into batches.
+    (equal prior weights). To catch a change mid-stream, fresh copies also
+    start at rows 500, 1,000, 2,000, 4,000, ... (a martingale that starts
+    later is one too), and ``E_t`` mixes them with fixed prior weights
+    ``1/2`` for the first and ``1/((k+1)(k+2))`` for the ``k``-th restart.
+    Ville's inequality, ``P(sup_t E_t >= 1/alpha) <= alpha``, is the
+    guarantee above. Rows inside one :meth:`update` are processed one at a
+    time, in order, so the alarm is checked at every row and the result does not depend on how the stream is cut into batches.
     One bin detects an overall bias; 2 to 8 bins detect over- or
     under-confidence (a tempered model) whose biases cancel overall. Against
     a bias ``delta`` with residual variance ``sigma^2`` the log of ``E_t``
-    grows like ``t delta^2 / (2 sigma^2)``: about 1,000 rows detect a shift
-    of 0.05 (``benchmarks/monitor_error_rates.py``).
+    grows like ``t delta^2 / (2 sigma^2)``: a shift of 0.05 from the start
+    is detected after a median of about 1,000 rows, one at row 10,000 about
+    2,000 rows later (``benchmarks/monitor_error_rates.py``).
 
     Parameters
     ----------
@@ -206,7 +210,7 @@ class CalibrationMonitor:
         self : CalibrationMonitor
         """
         self._check_params()
-        self._process = BettingEProcess(1, _METHODS[self.method])
+        self._process = BettingEProcess(1, _METHODS[self.method], DEFAULT_RESTART)
         self._threshold = math.log(1.0 / float(self.alpha))
         self.labels_ = None if self.labels is None else np.asarray(self.labels)
         self.alarm_ = False

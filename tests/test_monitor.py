@@ -6,35 +6,50 @@ import numpy as np
 import pytest
 
 from skcal import CalibrationMonitor
-from skcal._eprocess import BettingEProcess
+from skcal._eprocess import DEFAULT_RESTART, BettingEProcess
 
 # --- the slow, obviously-correct twin ----------------------------------------------
 
 
-def reference_log_e_path(y, p, w=None, scales=(1, 2, 4, 8)):
-    """``log E_t`` after every row, from scalar loops (the formulas of _eprocess)."""
+def reference_log_e_path(y, p, w=None, scales=(1, 2, 4, 8), restart=500):
+    """``log E_t`` after every row, from scalar loops (the formulas of _eprocess).
+
+    One dictionary of bets per copy; copy ``k`` starts at row 0 (``k = 0``)
+    or ``restart * 2^(k-1)``, with prior weight 1/2 or ``1/((k+1)(k+2))``.
+    """
     rate = 2.0 / (2.0 - math.log(3.0))
-    lam = {(B, b): 0.0 for B in scales for b in range(B)}
-    curv = {(B, b): 1.0 for B in scales for b in range(B)}
-    log_k = {B: 0.0 for B in scales}
+    copies = []  # (prior weight, lam, curv, log wealth per scale)
     path = []
     for t in range(len(y)):
+        k = len(copies)
+        if t == (0 if k == 0 else restart * 2 ** (k - 1)):
+            weight = 0.5 if k == 0 else 1.0 / ((k + 1) * (k + 2))
+            copies.append((
+                weight,
+                {(B, b): 0.0 for B in scales for b in range(B)},
+                {(B, b): 1.0 for B in scales for b in range(B)},
+                {B: 0.0 for B in scales},
+            ))
         z = float(y[t]) - float(p[t])
         wt = 1.0 if w is None else float(w[t])
-        for B in scales:
-            b = min(int(math.floor(p[t] * B)), B - 1)
-            c = min(0.5, max(-0.5, wt * lam[B, b])) if w is not None else lam[B, b]
-            factor = 1.0 + c * z
-            log_k[B] += math.log(factor)
-            d = -wt * z / factor
-            curv[B, b] += d * d
-            lam[B, b] = min(0.5, max(-0.5, lam[B, b] - rate * d / curv[B, b]))
-        path.append(math.log(sum(math.exp(v) for v in log_k.values()) / len(scales)))
+        for _, lam, curv, log_k in copies:
+            for B in scales:
+                b = min(int(math.floor(p[t] * B)), B - 1)
+                c = min(0.5, max(-0.5, wt * lam[B, b])) if w is not None else lam[B, b]
+                factor = 1.0 + c * z
+                log_k[B] += math.log(factor)
+                d = -wt * z / factor
+                curv[B, b] += d * d
+                lam[B, b] = min(0.5, max(-0.5, lam[B, b] - rate * d / curv[B, b]))
+        started = sum(c[0] for c in copies)
+        e = sum(weight * math.exp(v) / len(scales)
+                for weight, _, _, log_k in copies for v in log_k.values())
+        path.append(math.log(e + (1.0 - started)))
     return np.array(path)
 
 
 def _random_case(rng):
-    n = int(rng.choice([1, 2, 5, 40, 300]))
+    n = int(rng.choice([1, 2, 5, 40, 300, 1200]))
     kind = rng.integers(4)
     if kind == 0:
         p = rng.uniform(size=n)
@@ -76,10 +91,10 @@ def test_matches_reference_on_random_cases():
 
 def test_vectorised_process_equals_monitor_per_stream():
     rng = np.random.default_rng(1)
-    p = rng.uniform(size=(500, 4))
-    y = (rng.uniform(size=(500, 4)) < p).astype(float)
-    process = BettingEProcess(4)
-    for t in range(500):
+    p = rng.uniform(size=(1100, 4))
+    y = (rng.uniform(size=(1100, 4)) < p).astype(float)
+    process = BettingEProcess(4, restart=DEFAULT_RESTART)
+    for t in range(1100):
         process.step(y[t], p[t])
     for s in range(4):
         e = CalibrationMonitor().update(y[:, s], p[:, s]).e_value_
@@ -91,7 +106,7 @@ def test_vectorised_process_equals_monitor_per_stream():
 
 def _alarm_rate(n_streams, n_rows, draw, seed, alpha=0.05, look=100):
     rng = np.random.default_rng(seed)
-    process = BettingEProcess(n_streams)
+    process = BettingEProcess(n_streams, restart=DEFAULT_RESTART)
     alarmed = np.zeros(n_streams, dtype=bool)
     for t in range(n_rows):
         p, y = draw(rng, n_streams)
