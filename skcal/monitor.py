@@ -58,7 +58,8 @@ class CalibrationMonitor:
     ``1/2`` for the first and ``1/((k+1)(k+2))`` for the ``k``-th restart.
     Ville's inequality, ``P(sup_t E_t >= 1/alpha) <= alpha``, is the
     guarantee above. Rows inside one :meth:`update` are processed one at a
-    time, in order, so the alarm is checked at every row and the result does not depend on how the stream is cut into batches.
+    time, in order, so the alarm is checked at every row and the result
+    does not depend on how the stream is cut into batches.
     One bin detects an overall bias; 2 to 8 bins detect over- or
     under-confidence (a tempered model) whose biases cancel overall. Against
     a bias ``delta`` with residual variance ``sigma^2`` the log of ``E_t``
