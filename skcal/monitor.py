@@ -224,6 +224,7 @@ class CalibrationMonitor:
 
     @property
     def history_(self):
+        """``(n_seen_, e_value_)`` at the start and after every update."""
         return np.array(self._history, dtype=np.float64)
 
     def _rows(self, y_true, y_prob, sample_weight):
