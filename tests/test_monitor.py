@@ -49,7 +49,7 @@ def reference_log_e_path(y, p, w=None, scales=(1, 2, 4, 8), restart=500):
 
 
 def _random_case(rng):
-    n = int(rng.choice([1, 2, 5, 40, 300, 1200]))
+    n = int(rng.choice([1, 2, 5, 40, 300, 1200], p=[0.15, 0.15, 0.2, 0.2, 0.25, 0.05]))
     kind = rng.integers(4)
     if kind == 0:
         p = rng.uniform(size=n)
@@ -72,7 +72,7 @@ def _random_case(rng):
 
 def test_matches_reference_on_random_cases():
     rng = np.random.default_rng(0)
-    for _ in range(150):
+    for _ in range(120):
         y, p, w = _random_case(rng)
         path = reference_log_e_path(y, p, w)
         monitor = CalibrationMonitor(alpha=0.2).update(y, p, sample_weight=w)
