@@ -329,19 +329,19 @@ def test_buckets_epochs_and_forecast_values():
 def test_msr_stays_near_sqrt_t_log_t():
     # Theorem 5.1 in practice on short games (fixed seeds): against an
     # i.i.d. sequence and the adaptive adversary, MSR / (sqrt(T) log T) stays
-    # below 1.5 (measured: about 0.7-1.1 over seeds; the rounding of p~_t up
-    # to q_i, up to 1/m per round, is most of it), where the constant
-    # forecaster 1/2 and the last outcome are far above (their MSR grows
-    # linearly in T).
+    # below 0.8 (measured: 0.13-0.22 and 0.57-0.64 over seeds; with the
+    # paper's upward rounding to the bucket's right end it was 0.9-1.2, the
+    # rounding term T/m), where the constant forecaster 1/2 and the last
+    # outcome are far above (their MSR grows linearly in T).
     T = 3000
     scale = math.sqrt(T) * math.log(T)
     rng = np.random.default_rng(4)
     iid = (rng.uniform(size=T) < 0.3).astype(int)
     p, y = OnlineMSRForecaster(horizon=T, random_state=0).run(iid)
-    assert maximum_swap_regret(y, p) / scale < 1.5
+    assert maximum_swap_regret(y, p) / scale < 0.8
     assert maximum_swap_regret(iid, np.full(T, 0.5)) / scale > 2.5
     p, y = OnlineMSRForecaster(horizon=T, random_state=0).run(_adversary, T)
-    assert maximum_swap_regret(y, p) / scale < 1.5
+    assert maximum_swap_regret(y, p) / scale < 0.8
     last = np.r_[0.5, y[:-1]]
     y_last = (last < 0.5).astype(int)  # the adversary against "last outcome"
     assert maximum_swap_regret(y_last, last) / scale > 2.0
