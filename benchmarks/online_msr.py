@@ -25,14 +25,27 @@ Forecasters:
 * ``ECE-greedy``: minimises binned ECE only: each round it forecasts the
   centre ``(i - 1/2)/m`` of the bin (same ``m``) whose worst-case increase of
   ``sum_i |sum_{t in bin i} (y_t - p_t)|`` over the two outcomes is smallest
-  (ties: the bin whose running residual is closest to 1/2 - centre).
+  (ties: the bin whose running residual is closest to 1/2 - centre);
+
+strong baselines:
+
+* ``freq-rr``: the running frequency rounded at random to a neighbouring
+  point of the grid ``k/m`` (same ``m``), mean preserved, with its own coins;
+* ``calibeat``: calibeating in the manner of Foster and Hart (*"Calibeating":
+  beating forecasters at their own game*, Theoretical Economics 2023): the
+  running frequency is binned into ``m`` equal bins, and the forecast is the
+  average outcome of the earlier rounds whose running frequency fell in the
+  same bin (the running frequency itself while the bin is empty);
+* ``MSR-2sqrtT``: ``OnlineMSRForecaster(horizon=T, n_buckets=round(2
+  sqrt(T)))``, a finer grid than the paper's ``m ~ sqrt(T) / log T``.
 
 Columns ``T/m`` (the rounding term ``beta T`` of Lemma 5.2 with ``beta =
 1/m``, in the same units) and the forecaster's ``sum_i n_i |q_i - mean y in
 bucket i|`` (its bucket-wise bias, ``sum_i G_i`` of Lemma 5.2) are printed
 for the MSR forecaster, to show which term of the bound is at work.
 
-Run: ``python benchmarks/online_msr.py [--quick]`` (``--quick``: T up to 1e4).
+Run: ``python benchmarks/online_msr.py [--quick] [--max-horizon T]``
+(``--quick``: T up to 1e4).
 """
 
 import argparse
@@ -97,6 +110,45 @@ class Last:
         self.last = float(y)
 
 
+class FrequencyRandomRounding:
+    def __init__(self, m, seed):
+        self.m = m
+        self.n, self.s = 0, 0
+        self.rng = np.random.default_rng(seed + 17)
+
+    def predict(self):
+        q = 0.5 if self.n == 0 else self.s / self.n
+        k = min(int(math.floor(q * self.m)), self.m - 1)
+        up = self.rng.uniform() < q * self.m - k
+        return (k + up) / self.m
+
+    def update(self, y):
+        self.n += 1
+        self.s += y
+
+
+class Calibeating:
+    def __init__(self, m):
+        self.m = m
+        self.n, self.s = 0, 0
+        self.count = np.zeros(m)
+        self.total = np.zeros(m)
+        self.bin = None
+
+    def predict(self):
+        q = 0.5 if self.n == 0 else self.s / self.n
+        self.bin = min(int(q * self.m), self.m - 1)
+        if self.count[self.bin] == 0:
+            return q
+        return self.total[self.bin] / self.count[self.bin]
+
+    def update(self, y):
+        self.count[self.bin] += 1
+        self.total[self.bin] += y
+        self.n += 1
+        self.s += y
+
+
 class ECEGreedy:
     def __init__(self, m):
         self.m = m
@@ -135,8 +187,11 @@ def bucket_bias(p, y):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--max-horizon", type=int, default=None)
     args = parser.parse_args()
     horizons = [1000, 3000, 10000] if args.quick else [1000, 3000, 10000, 30000, 100000]
+    if args.max_horizon is not None:
+        horizons = [T for T in horizons if T <= args.max_horizon]
     reps = {1000: 5, 3000: 5, 10000: 3, 30000: 2, 100000: 2}
 
     print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}")
@@ -147,9 +202,9 @@ def main():
     except ImportError:
         pass
     print(f"horizons {horizons}, replicates {[reps[T] for T in horizons]}")
-    print("value: MSR / (sqrt(T) ln T), mean (sd) over replicates\n")
+    print("value: MSR / (sqrt(T) ln T), mean over replicates\n")
 
-    names = ["MSR", "freq", "last", "ECE-greedy"]
+    names = ["MSR", "MSR-2sqrtT", "freq", "freq-rr", "calibeat", "last", "ECE-greedy"]
     rows = []
     t_start = time.perf_counter()
     for pname, process in PROCESSES.items():
@@ -164,6 +219,14 @@ def main():
                     rng = np.random.default_rng(seed)  # same outcome noise for all
                     if name == "MSR":
                         fc = OnlineMSRForecaster(horizon=T, random_state=seed)
+                    elif name == "MSR-2sqrtT":
+                        fc = OnlineMSRForecaster(
+                            horizon=T, n_buckets=int(round(2 * math.sqrt(T))),
+                            random_state=seed)
+                    elif name == "freq-rr":
+                        fc = FrequencyRandomRounding(m, seed)
+                    elif name == "calibeat":
+                        fc = Calibeating(m)
                     elif name == "freq":
                         fc = Frequency()
                     elif name == "last":
@@ -180,7 +243,7 @@ def main():
                    {n: (float(np.mean(v)), float(np.std(v))) for n, v in res.items()},
                    float(np.mean(secs)))
             rows.append(row)
-            cells = "  ".join(f"{n} {mu:6.3f} ({sd:.3f})" for n, (mu, sd) in row[5].items())
+            cells = "  ".join(f"{n} {mu:6.3f}" for n, (mu, sd) in row[5].items())
             print(f"{pname:9s} T={T:6d} m={m:2d} T/m={row[3]:5.2f} "
                   f"bias(MSR)={row[4]:5.2f}  {cells}  [{row[6] * 1e6:.0f} us/round]",
                   flush=True)

@@ -31,6 +31,7 @@ from .metrics import (
     utility_calibration_ecdf,
     utility_calibration_error,
 )
+from .monitor import CalibrationMonitor
 from .online import OnlineMSRForecaster, OnlineRecalibratedClassifier
 from .recalibration import RecalibratedClassifier, UtilityPatchingRecalibrator
 from .scorers import CalibrationScorer, get_scorer, get_scorer_names, make_scorers
@@ -99,6 +100,7 @@ __all__ = [
     "lower_distance_to_calibration",
     "CalibrationTester",
     "CalibrationTestResult",
+    "CalibrationMonitor",
     "DecisionTask",
     "SCDLRounding",
     "RoundedResponseClassifier",
