@@ -315,9 +315,6 @@ class OnlineMSRForecaster(BaseEstimator):
     n_buckets : int or "auto", default="auto"
         ``m``: the forecasts take the values ``0, 1/m, ..., 1``; "auto"
         chooses it from each epoch's length as above.
-    epsilon : float or "auto", default="auto"
-        The tolerance of step 3 in the paper (``1/T``). Step 3 is solved
-        exactly here, so it has no effect; it is still validated.
     random_state : int, RandomState instance or None, default=None
         Draws the rounding coins. A fixed seed reproduces a game bit for
         bit.
@@ -390,11 +387,10 @@ class OnlineMSRForecaster(BaseEstimator):
     """
 
     def __init__(
-        self, horizon=None, *, n_buckets="auto", epsilon="auto", random_state=None
+        self, horizon=None, *, n_buckets="auto", random_state=None
     ):
         self.horizon = horizon
         self.n_buckets = n_buckets
-        self.epsilon = epsilon
         self.random_state = random_state
 
     # -- set-up ---------------------------------------------------------------------
@@ -410,13 +406,6 @@ class OnlineMSRForecaster(BaseEstimator):
             not isinstance(m, numbers.Integral) or isinstance(m, bool) or m < 2
         ):
             raise ValueError(f"n_buckets must be 'auto' or an integer >= 2, got {m!r}.")
-        e = self.epsilon
-        if not (isinstance(e, str) and e == "auto") and (
-            not isinstance(e, numbers.Real)
-            or isinstance(e, bool)
-            or not (0 < e < math.inf)
-        ):
-            raise ValueError(f"epsilon must be 'auto' or a positive number, got {e!r}.")
 
     def _start(self):
         self._validate_params()
@@ -439,7 +428,6 @@ class OnlineMSRForecaster(BaseEstimator):
         self._epoch_end = self.n_rounds_ + length
         m = _auto_buckets(length) if self.n_buckets == "auto" else int(self.n_buckets)
         self.n_buckets_ = m
-        self._eps = 1.0 / length if self.epsilon == "auto" else float(self.epsilon)
         self._oracle = _ExpertOracle(2 * m + 3, length)
 
     # -- the protocol ---------------------------------------------------------------

@@ -296,9 +296,6 @@ def test_bad_outcomes_and_protocol_errors():
         ({"horizon": True}, "horizon"),
         ({"n_buckets": 1}, "n_buckets"),
         ({"n_buckets": "many"}, "n_buckets"),
-        ({"epsilon": 0.0}, "epsilon"),
-        ({"epsilon": np.inf}, "epsilon"),
-        ({"epsilon": "small"}, "epsilon"),
     ]:
         with pytest.raises(ValueError, match=name):
             OnlineMSRForecaster(**params).predict()
@@ -308,7 +305,6 @@ def test_buckets_epochs_and_forecast_values():
     f = OnlineMSRForecaster(horizon=10**4, random_state=0)
     f.predict()
     assert f.n_buckets_ == round(math.sqrt(1e4) / math.log(1e4)) == 11
-    assert f._eps == 1e-4
     # doubling: epochs of 2, 4, 8, ... rounds without a horizon
     f = OnlineMSRForecaster(random_state=0)
     epochs = []
@@ -318,9 +314,9 @@ def test_buckets_epochs_and_forecast_values():
         f.update(t % 3 == 0)
     assert epochs == [0] * 2 + [1] * 4 + [2] * 8 + [3] * 16
     # with a horizon, the first epoch is the horizon, then twice as long
-    f = OnlineMSRForecaster(horizon=5, n_buckets=3, epsilon=0.01, random_state=0)
+    f = OnlineMSRForecaster(horizon=5, n_buckets=3, random_state=0)
     p, _ = f.run(np.ones(15, dtype=int))  # epochs of 5 and 10 rounds
-    assert f.epoch_ == 1 and f.n_buckets_ == 3 and f._eps == 0.01
+    assert f.epoch_ == 1 and f.n_buckets_ == 3
     assert set(p) <= {0.0, 1 / 3, 2 / 3, 1.0}
     f.run(np.ones(1, dtype=int))
     assert f.epoch_ == 2
@@ -354,7 +350,6 @@ def test_sklearn_parameter_api():
     assert f.get_params() == {
         "horizon": 20,
         "n_buckets": 4,
-        "epsilon": "auto",
         "random_state": 1,
     }
     f.run([1, 0, 1])
