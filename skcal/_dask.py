@@ -342,6 +342,17 @@ def _as_numpy(x):
     return to_numpy() if callable(to_numpy) else np.asarray(x)
 
 
+def _labels_array(y):
+    """``y_true`` of a partition; an object column of plain numbers (bool, int,
+    float: what a dataframe holds after concatenating partitions of several
+    label dtypes) as the numeric array an in-memory concatenation gives."""
+    y = _as_numpy(y)
+    if y.dtype == object and y.ndim == 1 and y.shape[0]:
+        if all(isinstance(v, (bool, int, float, np.bool_, np.number)) for v in y):
+            return np.asarray(y.tolist())
+    return y
+
+
 def _in_partition(where, func):
     """``func()``; a ValueError or TypeError names the partition."""
     try:
@@ -357,7 +368,7 @@ def _in_partition(where, func):
 
 def _labels_of_block(y, where):
     """Distinct labels of one partition's ``y_true``."""
-    y = _as_numpy(y)
+    y = _labels_array(y)
     if y.shape[0] == 0:
         return None
     return _in_partition(where, lambda: _label_set(check_y_true(y)))
@@ -379,8 +390,11 @@ def _union_labels(*sets):
     sets = [s for s in sets if s is not None]
     if not sets:
         return None
-    if len({s.dtype.kind for s in sets}) > 1:
+    kinds = {s.dtype.kind for s in sets}
+    if len(kinds) > 1 and not kinds <= set("biuf"):
         sets = [s.astype(object) for s in sets]
+    # numeric labels of several dtypes (int, float, bool) promote as the
+    # in-memory concatenation of the partitions would
     return unique_labels(np.concatenate(sets))
 
 
@@ -388,7 +402,7 @@ def _block_sketch(y, p, w, where, options):
     """The sketch and labels of one partition, validated where it lives."""
     from .sketch import CalibrationSketch
 
-    y, p, w = _as_numpy(y), _as_numpy(p), _as_numpy(w)
+    y, p, w = _labels_array(y), _as_numpy(p), _as_numpy(w)
 
     def build():
         n_rows = y.shape[0] if y.ndim else 0

@@ -612,7 +612,7 @@ class CalibrationSketch:
             raise ValueError("CalibrationSketch bytes have trailing data.")
         if (n_rows == 0) != (state.size() == 0):
             raise ValueError("CalibrationSketch bytes are inconsistent (rows).")
-        if n_rows < state.size():
+        if n_rows < state.n_atoms():
             raise ValueError(
                 "CalibrationSketch bytes are inconsistent (fewer rows than values)."
             )
@@ -930,7 +930,7 @@ class _Reader:
                 "CalibrationSketch bytes have invalid sums (NaN, infinite or negative)."
             )
         if m and not (
-            np.all(np.diff(rows) > 0) and rows[0] >= 0 and rows[-1] < k
+            np.all((rows >= 0) & (rows < k)) and np.all(np.diff(rows) > 0)
         ):
             raise ValueError("CalibrationSketch bytes have invalid exact sums.")
         if m:
@@ -972,6 +972,9 @@ class _Exact:
 
     def size(self):
         return self.values.shape[0]
+
+    def n_atoms(self):
+        return self.size()
 
     def total(self):
         """The total weight, correctly rounded; inf if it overflows."""
@@ -1044,6 +1047,9 @@ class _Compacted:
 
     def size(self):
         return self.cells.shape[0]
+
+    def n_atoms(self):
+        return int(sum(np.count_nonzero(p) for p in self._atom_present()))
 
     def total(self):
         k = self.size()
@@ -1166,8 +1172,8 @@ class _Compacted:
         cells = reader.array("<i8", k).astype(np.int64)
         sums = [reader.sums(k) for _ in range(4)]
         ranges = reader.array("<f8", 4 * k).astype(np.float64).reshape(k, 4)
-        if not (np.all(np.diff(cells) > 0) and np.all(cells >= 0)) or (
-            k and cells[-1] >= (1 << level)
+        if not (
+            np.all((cells >= 0) & (cells < (1 << level))) and np.all(np.diff(cells) > 0)
         ):
             raise ValueError("CalibrationSketch bytes have invalid cells.")
         state = cls(level, cells, sums[:2], sums[2:], ranges)
@@ -1178,13 +1184,40 @@ class _Compacted:
             c = cells[present[a]]
             if not (
                 np.all(lo <= hi)
+                and np.all((lo >= 0) & (hi <= 1))
                 and np.all(cells_of(lo, level) == c)
                 and np.all(cells_of(hi, level) == c)
-                and np.all((lo >= 0) & (hi <= 1))
             ):
                 raise ValueError("CalibrationSketch bytes have invalid atom ranges.")
         if not np.all(present[0] | present[1]) or not width > 0:
             raise ValueError("CalibrationSketch bytes have an empty cell.")
+        for a in (0, 1):
+            absent = ~present[a]
+            if not (
+                np.all(ranges[absent, 2 * a] == np.inf)
+                and np.all(ranges[absent, 2 * a + 1] == -np.inf)
+                and not np.any(sums[2 + a].nonzero()[absent])
+            ):
+                raise ValueError(
+                    "CalibrationSketch bytes have an empty atom with a range or moment."
+                )
+            if any(np.any(sums_overflow(x)) for x in (sums[a], sums[2 + a])):
+                raise ValueError("CalibrationSketch bytes have overflowing sums.")
+            mass = sums[a].to_float()[present[a]]
+            moment = sums[2 + a].to_float()[present[a]]
+            lo, hi = ranges[present[a], 2 * a], ranges[present[a], 2 * a + 1]
+            # the mean of an atom's predictions lies in its range (up to the
+            # rounding of the two sums and of the products)
+            slack = 4 * np.finfo(float).eps
+            with np.errstate(over="ignore", invalid="ignore"):
+                ok = np.all(moment <= mass * hi * (1 + slack)) and np.all(
+                    moment >= mass * lo * (1 - slack)
+                )
+            if not ok:
+                raise ValueError(
+                    "CalibrationSketch bytes have an atom whose mean lies outside "
+                    "its range."
+                )
         return state
 
 
