@@ -693,14 +693,28 @@ class CompactSums:
         idx = np.arange(k, dtype=np.int64)
         return CompactSums.regroup([self, other], np.concatenate([idx, idx]), k)
 
-    def total(self):
-        """The exact sum of all groups, correctly rounded (inf on overflow)."""
+    def exact_total(self):
+        """The exact sum of all groups, as an :class:`ExactSums` of one group.
+
+        Chunks of ``2**20`` groups at a time: a few MB of temporaries at any
+        size (a sketch checks its total after every update and merge).
+        """
         k = len(self)
-        try:
-            return float(CompactSums.regroup([self], np.zeros(k, np.int64), 1).doubles[0]) \
-                if k else 0.0
-        except OverflowError:
-            return float("inf")
+        total = ExactSums.zeros(1)
+        chunk = 1 << 20
+        zeros = np.zeros(min(k, chunk), dtype=np.int64)
+        for start in range(0, k, chunk):
+            d = self.doubles[start : start + chunk]
+            in_chunk = self.rows[(self.rows >= start) & (self.rows < start + chunk)]
+            if in_chunk.shape[0]:
+                d = d.copy()
+                d[in_chunk - start] = 0.0
+            total = total.plus(ExactSums.of_doubles(d, zeros[: d.shape[0]], 1))
+        if self.rows.shape[0]:
+            total = total.plus(
+                ExactSums.regroup([self.big], np.zeros(self.rows.shape[0], np.int64), 1)
+            )
+        return total
 
     def same_as(self, other):
         return (

@@ -731,6 +731,8 @@ def _raw_weights(sample_weight, checked):
     raw = np.asarray(sample_weight)
     if raw.dtype.kind not in "biuf" or raw.shape != checked.shape:
         return checked
+    if raw.dtype == np.float64 and np.array_equal(raw, checked):
+        return checked  # not rescaled: no second copy
     raw = raw.astype(np.float64)
     with np.errstate(over="ignore"):
         total = raw.sum()
@@ -779,25 +781,29 @@ def _exact_of_rows(p, positive, w):
     n = p.shape[0]
     order = np.argsort(p)
     ps = p[order]
-    starts = np.flatnonzero(np.concatenate([[True], ps[1:] != ps[:-1]]))
+    new = np.empty(n, dtype=bool)
+    new[:1] = True
+    np.not_equal(ps[1:], ps[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    del new
     values = ps[starts]
     del ps
     k = values.shape[0]
-    counts = np.diff(np.append(starts, n))
-    sums = []
+    counts = np.diff(starts, append=n)
     single = counts == 1
+    multi = np.flatnonzero(~single)
+    rows = order[np.repeat(~single, counts)] if multi.shape[0] else None
     first = order[starts]  # one row of each value
-    del starts
+    del starts, order
+    sums = []
     for cls in (False, True):
         d = np.zeros(k)
         hit = single & (positive[first] == cls)
         d[hit] = w[first[hit]]
         sums.append(d)
-    multi = np.flatnonzero(~single)
+    del first
     if multi.shape[0] == 0:
         return _Exact(values, CompactSums(sums[0]), CompactSums(sums[1]))
-    in_multi = np.repeat(~single, counts)
-    rows = order[in_multi]
     local = np.repeat(np.arange(multi.shape[0], dtype=np.int64), counts[multi])
     out = []
     for cls, d in zip((False, True), sums):
@@ -980,11 +986,10 @@ class _Exact:
         """The total weight, correctly rounded; inf if it overflows."""
         if self.size() == 0:
             return 0.0
-        index = np.zeros(2 * self.size(), dtype=np.int64)
-        try:
-            return float(CompactSums.regroup([self.neg, self.pos], index, 1).doubles[0])
-        except OverflowError:
+        total = self.neg.exact_total().plus(self.pos.exact_total())
+        if np.any(sums_overflow(total)):
             return float("inf")
+        return float(total.to_float()[0])
 
     def grouped(self):
         return self.values, self.neg, self.pos
