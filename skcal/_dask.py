@@ -150,6 +150,14 @@ default=None
         )
     if auto:
         max_size = AUTO_MAX_SIZE
+    elif max_size is not None and (
+        isinstance(max_size, bool)
+        or not isinstance(max_size, numbers.Integral)
+        or max_size < 2
+    ):
+        raise ValueError(
+            f"max_size must be an integer >= 2, 'auto' or None, got {max_size!r}."
+        )
     root, finish = _plan(
         y_true,
         y_prob,

@@ -53,15 +53,26 @@ class CalibrationSketch:
     **Exact while it fits.** Without ``max_size`` (or while the data have at
     most ``max_size`` distinct predictions) the sketch keeps every distinct
     prediction, and its sums exactly: each weight and positive-weight sum is
-    held as a multi-limb integer (a double is an integer multiple of a power
-    of two) and rounded once, correctly, when the statistic is read. The
-    statistic is thus bit for bit the same however the data were split and
-    in whatever order the pieces were merged or updated; for integer weights
-    (unit weights included, below ``2**53`` in total) it is also bit for bit
-    the statistic an in-memory measure builds, so every measure of a sketch
-    equals the in-memory value exactly. For other weights the sums are the
-    correctly rounded exact sums, which in-memory float sums approach to
-    within their own rounding.
+    a float64 where the exact sum is one (a single row's weight, integer
+    sums below ``2**53``) and otherwise a multi-limb integer beside it (a
+    double is an integer multiple of a power of two), rounded once,
+    correctly, when the statistic is read: about 24 bytes per distinct
+    prediction. The statistic is thus bit for bit the same however the data
+    were split and in whatever order the pieces were merged or updated; for
+    integer weights (unit weights included, below ``2**53`` in total) it is
+    also bit for bit the statistic an in-memory measure builds, so every
+    measure of a sketch equals the in-memory value exactly, except
+    ``binned_ece`` (uniform bins) and ``soft_binned_cdl``, whose in-memory
+    paths sum the rows of a bin in one pass: those agree to within the
+    rounding of the bin sums, at most ``4 n 2**-53`` for ``n`` rows. For
+    other weights the sums are the correctly rounded exact sums, which
+    in-memory float sums approach to within their own rounding.
+
+    **Threads, weights, bytes.** :meth:`update`, :meth:`merge` and
+    :meth:`to_bytes` are thread-safe (a lock guards the state; no row is
+    lost). Weights are kept as given; an update or merge whose total weight
+    would exceed the largest float64 raises ``ValueError``.
+    :meth:`from_bytes` checks every invariant of the layout.
 
     **Bounded beyond a budget.** When the data have more than ``max_size``
     distinct predictions the sketch is *compacted*: predictions fall into the
