@@ -567,7 +567,10 @@ class CompactSums:
         self.doubles = doubles
         self.rows = np.zeros(0, dtype=np.int64) if rows is None else rows
         # trimmed limbs: the form (and the bytes) depend only on the sums
-        self.big = ExactSums.zeros(0) if big is None else _normalized(big.limbs, big.offset)
+        if big is None or big.limbs.shape[0] == 0:
+            self.big = ExactSums.zeros(0)
+        else:
+            self.big = _normalized(big.limbs, big.offset)
 
     def __len__(self):
         return self.doubles.shape[0]
@@ -630,6 +633,7 @@ class CompactSums:
         )
         is_big = np.zeros(d.shape[0], dtype=bool)
         is_big[big_rows] = True
+        stacked_big = _stack_sums([p.big for p in parts]) if big_rows.shape[0] else None
         live = d != 0
         counts = np.bincount(index[live], minlength=k)
         out = np.zeros(k)
@@ -639,11 +643,11 @@ class CompactSums:
         single_big = single[big_rows]
         multi = counts >= 2
         if not multi.any():
+            if stacked_big is None:
+                return CompactSums(out)
             rows = index[big_rows[single_big]]
             order = np.argsort(rows)
-            big = _stack_sums([p.big for p in parts]).take(
-                np.flatnonzero(single_big)[order]
-            )
+            big = stacked_big.take(np.flatnonzero(single_big)[order])
             return CompactSums(out, rows[order], big)
         # several parts: integers (no big part) sum exactly in any order
         rows_multi = live & multi[index]
@@ -664,7 +668,6 @@ class CompactSums:
             take = rows_multi & hard[index] & ~is_big
             parts_exact = [ExactSums.of_doubles(d[take], local[index[take]], m)]
             take_big = rows_multi[big_rows] & hard[index[big_rows]]
-            stacked_big = _stack_sums([p.big for p in parts])
             if take_big.any():
                 parts_exact.append(
                     ExactSums.regroup(
@@ -680,9 +683,11 @@ class CompactSums:
             out[hard_ids] = c.doubles
             pieces.append(c.big)
             piece_rows.append(hard_ids[c.rows])
-        stacked_big = _stack_sums([p.big for p in parts])
-        pieces.append(stacked_big.take(np.flatnonzero(single_big)))
-        piece_rows.append(index[big_rows[single_big]])
+        if stacked_big is not None:
+            pieces.append(stacked_big.take(np.flatnonzero(single_big)))
+            piece_rows.append(index[big_rows[single_big]])
+        if not pieces:
+            return CompactSums(out)
         rows = np.concatenate(piece_rows).astype(np.int64)
         order = np.argsort(rows)
         big = _stack_sums(pieces).take(order)
