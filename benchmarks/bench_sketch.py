@@ -77,6 +77,24 @@ def worker(n, repeat, path=None):
         tracemalloc.stop()
         stored = len(sketch.to_bytes())
         out["cases"][label] = {"time": t, "bytes": peak / n, "stored": stored / n}
+    # merging two exact sketches of half the rows each: what every task of a
+    # Dask tree does (peak extra memory of the merge alone)
+    h = n // 2
+    for label, weighted in (("merge of exact halves, unit", False),
+                            ("merge of exact halves, exponential", True)):
+        w = weights if weighted else None
+        halves = [
+            CalibrationSketch(y[s], p[s], None if w is None else w[s])
+            for s in (slice(0, h), slice(h, n))
+        ]
+        t = median_time(lambda a=halves[0], b=halves[1]: a.merge(b), repeat)
+        tracemalloc.start()
+        merged = halves[0].merge(halves[1])
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        out["cases"][label] = {
+            "time": t, "bytes": peak / n, "stored": len(merged.to_bytes()) / n
+        }
     print(json.dumps(out))
 
 
