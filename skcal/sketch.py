@@ -454,14 +454,19 @@ class CalibrationSketch:
 
     def _error_bound(self, name, **options):
         """The bound of one measure with its options (see the class docstring)."""
-        if self._n_rows == 0:
+        state, n_rows, _ = self._snapshot()
+        if n_rows == 0:
             self.grouped_statistic()  # raises the empty-sketch error
-        if self.exact:
+        if isinstance(state, _Exact):
             return 0.0
-        return _compacted_bound(self._state, name, options)
+        return _compacted_bound(state, name, options)
 
     def _null_counts(self):
         """``(counts per value, row weight)`` for the tester's exact null."""
+        with self._lock:  # the weight and the statistic of one state
+            return self._null_counts_locked()
+
+    def _null_counts_locked(self):
         if self._n_rows == 0:
             self.grouped_statistic()
         if not self.exact:
