@@ -976,7 +976,12 @@ class _Reader:
         if m:
             if np.any(sums_overflow(big)):
                 raise ValueError("CalibrationSketch bytes have overflowing sums.")
-            canon = CompactSums.from_exact(big)
+            try:
+                canon = CompactSums.from_exact(big)
+            except OverflowError:  # below 2**1024 but rounding to infinity
+                raise ValueError(
+                    "CalibrationSketch bytes have overflowing sums."
+                ) from None
             if canon.rows.shape[0] != m or not np.array_equal(
                 canon.doubles, doubles[rows]
             ):
