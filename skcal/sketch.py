@@ -818,6 +818,16 @@ def _exact_of_rows(p, positive, w):
     new = np.empty(n, dtype=bool)
     new[:1] = True
     np.not_equal(ps[1:], ps[:-1], out=new[1:])
+    if new.all():
+        # every prediction distinct (continuous scores): each sum is one
+        # row's weight; sorted in place of the rows, few temporaries
+        del new
+        positive_sorted = positive[order]
+        weights = w[order]
+        del order
+        pos = np.where(positive_sorted, weights, 0.0)
+        weights[positive_sorted] = 0.0
+        return _Exact(ps, CompactSums(weights), CompactSums(pos))
     starts = np.flatnonzero(new)
     del new
     values = ps[starts]
