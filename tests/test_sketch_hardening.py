@@ -4,6 +4,7 @@ import struct
 import subprocess
 import sys
 import threading
+import tracemalloc
 import zlib
 from fractions import Fraction
 
@@ -173,7 +174,11 @@ def test_exact_sketch_of_continuous_predictions_is_at_most_40_bytes_per_row(weig
     p = rng.random(n)
     y = (rng.random(n) < p).astype(int)
     w = rng.exponential(size=n) if weighted else None
+    tracemalloc.start()
     sketch = CalibrationSketch(y, p, w)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak / n <= 40  # extra memory of building it, validation included
     assert len(sketch.to_bytes()) / n <= 40
     state = sketch._state
     held = state.values.nbytes + state.neg.nbytes() + state.pos.nbytes()
