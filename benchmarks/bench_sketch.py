@@ -1,11 +1,14 @@
-"""Time building a calibration sketch from rows with continuous predictions.
+"""Time and size of a calibration sketch of rows with continuous predictions.
 
 A sketch of rows whose predictions are all distinct keeps exact per-value
 sums (``max_size=None``) or compacts onto a dyadic grid (``max_size=4096``),
 with exact integer sums of the weights and of the weighted predictions per
 cell. Each case is timed as ``CalibrationSketch(max_size=...).update(y, p,
 w)`` and compared with ``np.argsort`` of the same predictions; the peak
-extra memory of one call is measured with tracemalloc.
+extra memory of one call is measured with tracemalloc (bytes per row,
+``peak``), and the stored size is ``len(sketch.to_bytes())`` per row
+(``stored``; what a Dask worker holds and sends, pickling being
+``to_bytes``).
 
 With ``--before DIR`` (another build, e.g. ``pip install --no-deps
 --no-build-isolation --target DIR <old checkout>``) each size is run by that
@@ -28,6 +31,7 @@ import tracemalloc
 CASES = [
     # label, max_size, weighted
     ("exact, unit weights", None, False),
+    ("exact, exponential weights", None, True),
     ("max_size=4096, unit weights", 4096, False),
     ("max_size=4096, exponential weights", 4096, True),
 ]
@@ -64,14 +68,33 @@ def worker(n, repeat, path=None):
         w = weights if weighted else None
 
         def build(max_size=max_size, w=w):
-            CalibrationSketch(max_size=max_size).update(y, p, sample_weight=w)
+            return CalibrationSketch(max_size=max_size).update(y, p, sample_weight=w)
 
         t = median_time(build, repeat)
         tracemalloc.start()
-        build()
+        sketch = build()
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-        out["cases"][label] = {"time": t, "bytes": peak / n}
+        stored = len(sketch.to_bytes())
+        out["cases"][label] = {"time": t, "bytes": peak / n, "stored": stored / n}
+    # merging two exact sketches of half the rows each: what every task of a
+    # Dask tree does (peak extra memory of the merge alone)
+    h = n // 2
+    for label, weighted in (("merge of exact halves, unit", False),
+                            ("merge of exact halves, exponential", True)):
+        w = weights if weighted else None
+        halves = [
+            CalibrationSketch(y[s], p[s], None if w is None else w[s])
+            for s in (slice(0, h), slice(h, n))
+        ]
+        t = median_time(lambda a=halves[0], b=halves[1]: a.merge(b), repeat)
+        tracemalloc.start()
+        merged = halves[0].merge(halves[1])
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        out["cases"][label] = {
+            "time": t, "bytes": peak / n, "stored": len(merged.to_bytes()) / n
+        }
     print(json.dumps(out))
 
 
@@ -94,7 +117,8 @@ def main():
     print(f"numpy {np.__version__}, Python {platform.python_version()}, "
           f"{platform.machine()}, {os.cpu_count()} logical CPUs, load {os.getloadavg()[0]:.1f}")
     print(f"median of {args.repeat} builds; ratio = time / np.argsort time on the same data\n")
-    print(f"{'n':>9} {'build':<7} {'case':<36} {'time [s]':>9} {'/argsort':>9} {'B/sample':>9}")
+    print(f"{'n':>9} {'build':<7} {'case':<36} {'time [s]':>9} {'/argsort':>9} "
+          f"{'peak B/row':>10} {'stored B/row':>12}")
     for n in (int(s) for s in args.sizes):
         for label, path in builds:
             cmd = [sys.executable, os.path.abspath(__file__), "--worker", str(n),
@@ -106,7 +130,8 @@ def main():
             res = json.loads(res.stdout.strip().splitlines()[-1])
             for case, m in res["cases"].items():
                 print(f"{n:>9} {label:<7} {case:<36} {m['time']:>9.3f} "
-                      f"{m['time'] / res['argsort']:>9.2f} {m['bytes']:>9.1f}")
+                      f"{m['time'] / res['argsort']:>9.2f} {m['bytes']:>10.1f} "
+                      f"{m['stored']:>12.1f}")
             print(f"{n:>9} {label:<7} {'(np.argsort [s])':<36} {res['argsort']:>9.3f}"
                   f"   [skcal from {res['path']}]")
         print()

@@ -16,6 +16,7 @@ call on the concatenated data.
 """
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -29,6 +30,12 @@ from ._validation import (
 
 __all__ = ["dask_sketch", "is_dask_collection"]
 
+# max_size="auto": exact up to this many distinct predictions. The exact
+# sketch takes about 24 bytes per distinct value (a value and two sums), and
+# merging two of them about four times that for a moment: 2**22 values keep
+# every task of the tree within about 0.5 GB, far inside a 2.5 GB worker.
+AUTO_MAX_SIZE = 1 << 22
+
 
 def is_dask_collection(x):
     """True when ``x`` is a Dask collection (array, dataframe, series), without importing Dask."""
@@ -40,7 +47,7 @@ def dask_sketch(
     y_prob,
     sample_weight=None,
     *,
-    max_size=None,
+    max_size="auto",
     pos_label=None,
     multiclass="top-label",
     labels=None,
@@ -54,15 +61,22 @@ def dask_sketch(
     the sketches are merged in a tree, ``split_every`` at a time, and only
     the merged sketch reaches the caller. No partition's rows are ever
     collected in one place. The measures accept Dask input directly and take
-    this path with ``max_size=None``; call this function to choose a budget,
-    to reuse one sketch for several measures, or to store it
-    (``to_bytes``).
+    this path with the default ``max_size="auto"``; call this function to
+    choose a budget, to reuse one sketch for several measures, or to store
+    it (``to_bytes``).
 
-    Without a budget the sketch is exact: every measure computed from it
-    equals the in-memory value on the concatenated data. With ``max_size``
-    each partition's sketch and every merge compact onto a dyadic grid, and
-    the sketch reports a bound per measure (``error_bounds()``); binned ECE
-    with a power-of-two number of uniform bins and SCDL stay exact.
+    While the sketch is exact every measure computed from it equals the
+    in-memory value on the concatenated data. The default, ``"auto"``, keeps
+    it exact up to ``2**22`` (4,194,304) distinct predictions, about 100 MB
+    (24 bytes per distinct value); data with more distinct predictions
+    (continuous scores over millions of rows) would not fit a worker's
+    memory in every merge, so the sketch is then compacted to that budget
+    and a ``UserWarning`` says so. With a compacted sketch (or any
+    ``max_size``) each partition's sketch and every merge compact onto a
+    dyadic grid, and the sketch reports a bound per measure
+    (``error_bounds()``); binned ECE with a power-of-two number of uniform
+    bins and SCDL stay exact. ``max_size=None`` keeps the sketch exact
+    whatever its size.
 
     Parameters
     ----------
@@ -78,9 +92,11 @@ def dask_sketch(
 default=None
         Non-negative weights with a positive total (a partition may weigh
         zero).
-    max_size : int, default=None
-        Budget of the sketch (see :class:`~skcal.sketch.CalibrationSketch`);
-        None keeps it exact.
+    max_size : int, "auto" or None, default="auto"
+        Budget of the sketch (see :class:`~skcal.sketch.CalibrationSketch`):
+        ``"auto"`` is exact up to ``2**22`` distinct predictions and compacted
+        to that many beyond (with a warning); None keeps it exact at any
+        size.
     pos_label : int, float, bool or str, default=None
         The positive class; by default 1 for labels in {0, 1} or {-1, 1}
         (over all partitions), otherwise required.
@@ -127,6 +143,21 @@ default=None
     """
     import dask
 
+    auto = isinstance(max_size, str) and max_size == "auto"
+    if isinstance(max_size, str) and not auto:
+        raise ValueError(
+            f"max_size must be an integer >= 2, 'auto' or None, got {max_size!r}."
+        )
+    if auto:
+        max_size = AUTO_MAX_SIZE
+    elif max_size is not None and (
+        isinstance(max_size, bool)
+        or not isinstance(max_size, numbers.Integral)
+        or max_size < 2
+    ):
+        raise ValueError(
+            f"max_size must be an integer >= 2, 'auto' or None, got {max_size!r}."
+        )
     root, finish = _plan(
         y_true,
         y_prob,
@@ -138,7 +169,19 @@ default=None
         split_every=split_every,
     )
     (root,) = dask.compute(root)
-    return finish(root)
+    sketch = finish(root)
+    if auto and not sketch.exact:
+        warnings.warn(
+            f"The data have more than {AUTO_MAX_SIZE} distinct predictions, so "
+            "dask_sketch (max_size='auto') compacted the sketch: measures of it "
+            "are within sketch.error_bounds() of the in-memory values, not equal "
+            "to them. Pass max_size=None to dask_sketch for the exact sketch "
+            "(about 24 bytes per distinct prediction in every merge), or round "
+            "the predictions.",
+            UserWarning,
+            stacklevel=2,
+        )
+    return sketch
 
 
 def _plan(y_true, y_prob, sample_weight, *, max_size, pos_label, multiclass, labels,
@@ -342,6 +385,17 @@ def _as_numpy(x):
     return to_numpy() if callable(to_numpy) else np.asarray(x)
 
 
+def _labels_array(y):
+    """``y_true`` of a partition; an object column of plain numbers (bool, int,
+    float: what a dataframe holds after concatenating partitions of several
+    label dtypes) as the numeric array an in-memory concatenation gives."""
+    y = _as_numpy(y)
+    if y.dtype == object and y.ndim == 1 and y.shape[0]:
+        if all(isinstance(v, (bool, int, float, np.bool_, np.number)) for v in y):
+            return np.asarray(y.tolist())
+    return y
+
+
 def _in_partition(where, func):
     """``func()``; a ValueError or TypeError names the partition."""
     try:
@@ -357,7 +411,7 @@ def _in_partition(where, func):
 
 def _labels_of_block(y, where):
     """Distinct labels of one partition's ``y_true``."""
-    y = _as_numpy(y)
+    y = _labels_array(y)
     if y.shape[0] == 0:
         return None
     return _in_partition(where, lambda: _label_set(check_y_true(y)))
@@ -379,8 +433,11 @@ def _union_labels(*sets):
     sets = [s for s in sets if s is not None]
     if not sets:
         return None
-    if len({s.dtype.kind for s in sets}) > 1:
+    kinds = {s.dtype.kind for s in sets}
+    if len(kinds) > 1 and not kinds <= set("biuf"):
         sets = [s.astype(object) for s in sets]
+    # numeric labels of several dtypes (int, float, bool) promote as the
+    # in-memory concatenation of the partitions would
     return unique_labels(np.concatenate(sets))
 
 
@@ -388,7 +445,7 @@ def _block_sketch(y, p, w, where, options):
     """The sketch and labels of one partition, validated where it lives."""
     from .sketch import CalibrationSketch
 
-    y, p, w = _as_numpy(y), _as_numpy(p), _as_numpy(w)
+    y, p, w = _labels_array(y), _as_numpy(p), _as_numpy(w)
 
     def build():
         n_rows = y.shape[0] if y.ndim else 0

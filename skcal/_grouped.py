@@ -536,3 +536,213 @@ def cells_of(values, level):
     """Cell ``floor(v 2**level)`` of each value; 1 joins the last cell."""
     cells = np.floor(np.ldexp(values, level)).astype(np.int64)
     return np.minimum(cells, (1 << level) - 1)
+
+
+# --- compact exact sums: a double where the exact sum is one -----------------
+#
+# Most groups of a sketch of continuous predictions hold one row, whose sum is
+# its own weight, a double; integer sums below 2**53 are doubles too. So the
+# sketch keeps one float64 per group and the multi-limb form only for the
+# groups whose exact sum is not a double (canonical: the form is a function of
+# the exact values, so bytes and merges do not depend on the order of work).
+
+# integers up to 2**53 are doubles, and so are all their partial sums
+_INT_EXACT = 2.0**53
+# the exact sums must round to a finite double: below 2**1024 - 2**970
+_FINITE_BITS = 1024
+
+
+class CompactSums:
+    """One exact non-negative sum per group, compactly.
+
+    ``doubles[k]`` is the sum of group ``k`` correctly rounded, and exactly
+    the sum unless ``k`` is in ``rows`` (strictly increasing int64); the
+    exact sums of those groups are ``big`` (an :class:`ExactSums` of length
+    ``len(rows)``), none of which is a double.
+    """
+
+    __slots__ = ("doubles", "rows", "big")
+
+    def __init__(self, doubles, rows=None, big=None):
+        self.doubles = doubles
+        self.rows = np.zeros(0, dtype=np.int64) if rows is None else rows
+        # trimmed limbs: the form (and the bytes) depend only on the sums
+        if big is None or big.limbs.shape[0] == 0:
+            self.big = ExactSums.zeros(0)
+        else:
+            self.big = _normalized(big.limbs, big.offset)
+
+    def __len__(self):
+        return self.doubles.shape[0]
+
+    @classmethod
+    def zeros(cls, k):
+        return cls(np.zeros(k))
+
+    @classmethod
+    def from_exact(cls, sums):
+        """The canonical compact form of :class:`ExactSums` ``sums``."""
+        doubles = sums.to_float()
+        k = doubles.shape[0]
+        if sums.limbs.shape[1] == 0 or k == 0:
+            return cls(doubles)
+        if not np.all(np.isfinite(doubles)):
+            raise OverflowError("an exact sum exceeds the largest float64")
+        back = ExactSums.of_doubles(doubles, np.arange(k, dtype=np.int64), k)
+        (a, b), _ = _aligned([sums, back])
+        rows = np.flatnonzero(np.any(a != b, axis=1)).astype(np.int64)
+        return cls(doubles, rows, sums.take(rows))
+
+    def to_exact(self):
+        """The same sums as :class:`ExactSums` (all groups in limbs)."""
+        k = len(self)
+        d = self.doubles
+        if self.rows.shape[0]:
+            d = d.copy()
+            d[self.rows] = 0.0
+        dense = ExactSums.of_doubles(d, np.arange(k, dtype=np.int64), k)
+        if not self.rows.shape[0]:
+            return dense
+        return ExactSums.regroup(
+            [dense, self.big], np.concatenate([np.arange(k), self.rows]), k
+        )
+
+    def to_float(self):
+        return self.doubles
+
+    def nonzero(self):
+        return self.doubles > 0
+
+    def nbytes(self):
+        return self.doubles.nbytes + self.rows.nbytes + self.big.limbs.nbytes
+
+    def take(self, keep):
+        """The groups where boolean ``keep`` is True."""
+        new = np.cumsum(keep) - 1
+        sel = keep[self.rows]
+        return CompactSums(self.doubles[keep], new[self.rows[sel]], self.big.take(sel))
+
+    @staticmethod
+    def regroup(parts, index, k):
+        """Stack ``parts`` and sum row ``i`` into group ``index[i]``, exactly."""
+        index = np.asarray(index, dtype=np.int64)
+        d = np.concatenate([p.doubles for p in parts]) if parts else np.zeros(0)
+        starts = np.cumsum([0] + [len(p) for p in parts])
+        big_rows = np.concatenate(
+            [p.rows + s for p, s in zip(parts, starts)] + [np.zeros(0, np.int64)]
+        )
+        is_big = np.zeros(d.shape[0], dtype=bool)
+        is_big[big_rows] = True
+        stacked_big = _stack_sums([p.big for p in parts]) if big_rows.shape[0] else None
+        live = d != 0
+        counts = np.bincount(index[live], minlength=k)
+        out = np.zeros(k)
+        # groups with one non-zero part: that part, exactly
+        single = live & (counts[index] == 1)
+        out[index[single]] = d[single]
+        single_big = single[big_rows]
+        multi = counts >= 2
+        if not multi.any():
+            if stacked_big is None:
+                return CompactSums(out)
+            rows = index[big_rows[single_big]]
+            order = np.argsort(rows)
+            big = stacked_big.take(np.flatnonzero(single_big)[order])
+            return CompactSums(out, rows[order], big)
+        # several parts: integers (no big part) sum exactly in any order
+        rows_multi = live & multi[index]
+        integral = np.ones(k, dtype=bool)
+        part_int = (d == np.floor(d)) & ~is_big
+        np.logical_and.at(integral, index[rows_multi], part_int[rows_multi])
+        with np.errstate(over="ignore"):
+            fsum = np.bincount(index[rows_multi], d[rows_multi], k)
+        easy = multi & integral & (fsum <= _INT_EXACT)
+        out[easy] = fsum[easy]
+        hard = multi & ~easy
+        hard_ids = np.flatnonzero(hard)
+        pieces, piece_rows = [], []
+        if hard_ids.shape[0]:
+            local = np.full(k, -1, dtype=np.int64)
+            local[hard_ids] = np.arange(hard_ids.shape[0])
+            m = hard_ids.shape[0]
+            take = rows_multi & hard[index] & ~is_big
+            parts_exact = [ExactSums.of_doubles(d[take], local[index[take]], m)]
+            take_big = rows_multi[big_rows] & hard[index[big_rows]]
+            if take_big.any():
+                parts_exact.append(
+                    ExactSums.regroup(
+                        [stacked_big.take(take_big)],
+                        local[index[big_rows[take_big]]],
+                        m,
+                    )
+                )
+            exact = parts_exact[0] if len(parts_exact) == 1 else parts_exact[0].plus(
+                parts_exact[1]
+            )
+            c = CompactSums.from_exact(exact)
+            out[hard_ids] = c.doubles
+            pieces.append(c.big)
+            piece_rows.append(hard_ids[c.rows])
+        if stacked_big is not None:
+            pieces.append(stacked_big.take(np.flatnonzero(single_big)))
+            piece_rows.append(index[big_rows[single_big]])
+        if not pieces:
+            return CompactSums(out)
+        rows = np.concatenate(piece_rows).astype(np.int64)
+        order = np.argsort(rows)
+        big = _stack_sums(pieces).take(order)
+        return CompactSums(out, rows[order], big)
+
+    def plus(self, other):
+        k = len(self)
+        idx = np.arange(k, dtype=np.int64)
+        return CompactSums.regroup([self, other], np.concatenate([idx, idx]), k)
+
+    def exact_total(self):
+        """The exact sum of all groups, as an :class:`ExactSums` of one group.
+
+        Chunks of ``2**20`` groups at a time: a few MB of temporaries at any
+        size (a sketch checks its total after every update and merge).
+        """
+        k = len(self)
+        total = ExactSums.zeros(1)
+        chunk = 1 << 20
+        zeros = np.zeros(min(k, chunk), dtype=np.int64)
+        for start in range(0, k, chunk):
+            d = self.doubles[start : start + chunk]
+            in_chunk = self.rows[(self.rows >= start) & (self.rows < start + chunk)]
+            if in_chunk.shape[0]:
+                d = d.copy()
+                d[in_chunk - start] = 0.0
+            total = total.plus(ExactSums.of_doubles(d, zeros[: d.shape[0]], 1))
+        if self.rows.shape[0]:
+            total = total.plus(
+                ExactSums.regroup([self.big], np.zeros(self.rows.shape[0], np.int64), 1)
+            )
+        return total
+
+    def same_as(self, other):
+        return (
+            np.array_equal(self.doubles, other.doubles)
+            and np.array_equal(self.rows, other.rows)
+            and self.big.same_as(other.big)
+        )
+
+
+def _stack_sums(parts):
+    """Row-wise concatenation of ``ExactSums``."""
+    if not parts:
+        return ExactSums.zeros(0)
+    stacked, offset = _aligned(parts)
+    return ExactSums(np.concatenate(stacked, axis=0), offset)
+
+
+def sums_overflow(sums):
+    """True per group where an :class:`ExactSums` is 2**1024 or more (no finite double)."""
+    k, n_limbs = sums.limbs.shape
+    if n_limbs == 0:
+        return np.zeros(k, dtype=bool)
+    nonzero = sums.limbs != 0
+    top = n_limbs - 1 - np.argmax(nonzero[:, ::-1], axis=1)
+    bits = np.frexp(sums.limbs[np.arange(k), top].astype(np.float64))[1]
+    return nonzero.any(axis=1) & (_LIMB_BITS * (sums.offset + top) + bits > _FINITE_BITS)

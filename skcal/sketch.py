@@ -2,18 +2,21 @@
 
 import numbers
 import struct
+import threading
 import zlib
 
 import numpy as np
 
 from ._grouped import (
     MAX_LEVEL,
+    CompactSums,
     ExactSums,
     GroupedStatistic,
     _aligned,
     cells_of,
     group,
     group_exact,
+    sums_overflow,
     unique_inverse,
 )
 from ._validation import check_binary_calibration_input
@@ -21,7 +24,8 @@ from ._validation import check_binary_calibration_input
 __all__ = ["CalibrationSketch"]
 
 _MAGIC = b"SKCALSKT"
-_VERSION = 1
+_VERSION = 2  # 2: compact exact sums (a double per group, limbs where needed)
+_READABLE = (1, 2)
 _FLAG_COMPACTED = 1
 _FLAG_COMMON_WEIGHT = 2
 _FLAG_MIXED_WEIGHTS = 4
@@ -49,15 +53,26 @@ class CalibrationSketch:
     **Exact while it fits.** Without ``max_size`` (or while the data have at
     most ``max_size`` distinct predictions) the sketch keeps every distinct
     prediction, and its sums exactly: each weight and positive-weight sum is
-    held as a multi-limb integer (a double is an integer multiple of a power
-    of two) and rounded once, correctly, when the statistic is read. The
-    statistic is thus bit for bit the same however the data were split and
-    in whatever order the pieces were merged or updated; for integer weights
-    (unit weights included, below ``2**53`` in total) it is also bit for bit
-    the statistic an in-memory measure builds, so every measure of a sketch
-    equals the in-memory value exactly. For other weights the sums are the
-    correctly rounded exact sums, which in-memory float sums approach to
-    within their own rounding.
+    a float64 where the exact sum is one (a single row's weight, integer
+    sums below ``2**53``) and otherwise a multi-limb integer beside it (a
+    double is an integer multiple of a power of two), rounded once,
+    correctly, when the statistic is read: about 24 bytes per distinct
+    prediction. The statistic is thus bit for bit the same however the data
+    were split and in whatever order the pieces were merged or updated; for
+    integer weights (unit weights included, below ``2**53`` in total) it is
+    also bit for bit the statistic an in-memory measure builds, so every
+    measure of a sketch equals the in-memory value exactly, except
+    ``binned_ece`` (uniform bins) and ``soft_binned_cdl``, whose in-memory
+    paths sum the rows of a bin in one pass: those agree to within the
+    rounding of the bin sums, at most ``4 n 2**-53`` for ``n`` rows. For
+    other weights the sums are the correctly rounded exact sums, which
+    in-memory float sums approach to within their own rounding.
+
+    **Threads, weights, bytes.** :meth:`update`, :meth:`merge` and
+    :meth:`to_bytes` are thread-safe (a lock guards the state; no row is
+    lost). Weights are kept as given; an update or merge whose total weight
+    would exceed the largest float64 raises ``ValueError``.
+    :meth:`from_bytes` checks every invariant of the layout.
 
     **Bounded beyond a budget.** When the data have more than ``max_size``
     distinct predictions the sketch is *compacted*: predictions fall into the
@@ -180,13 +195,20 @@ class CalibrationSketch:
     # --- state ---------------------------------------------------------------
 
     def _set_empty(self):
-        self._state = _Exact(np.zeros(0), ExactSums.zeros(0), ExactSums.zeros(0))
+        self._lock = threading.RLock()
+        self._state = _Exact(np.zeros(0), CompactSums.zeros(0), CompactSums.zeros(0))
         self._n_rows = 0
         self._common_weight = None  # a float, or NaN once weights differ
         self._statistic = None
 
+    def _snapshot(self):
+        """``(state, n_rows, common weight)``, read together under the lock."""
+        with self._lock:
+            return self._state, self._n_rows, self._common_weight
+
     def _new(self, state, n_rows, common_weight, max_size):
         out = CalibrationSketch.__new__(CalibrationSketch)
+        out._lock = threading.RLock()
         out._max_size = max_size
         out.pos_label = self.pos_label
         out.multiclass = self.multiclass
@@ -221,7 +243,7 @@ class CalibrationSketch:
 
     @property
     def total_weight(self):
-        return self._state.total()
+        return self._snapshot()[0].total()
 
     def __repr__(self):
         kind = "exact" if self.exact else f"compacted to 2**-{self.level}"
@@ -235,6 +257,13 @@ class CalibrationSketch:
     def update(self, y_true, y_prob, sample_weight=None):
         """Add rows, validated as the measures validate them; returns self.
 
+        Thread-safe: updates, merges and :meth:`to_bytes` from several
+        threads at once see and keep every row (the new rows are validated
+        and grouped outside the sketch's lock, then merged in under it).
+        Weights are kept as given (never rescaled); rows whose weights make
+        the sketch's total weight exceed the largest float64 raise
+        ``ValueError`` and leave the sketch unchanged.
+
         Parameters
         ----------
         y_true : array-like of shape (n_samples,)
@@ -242,7 +271,7 @@ class CalibrationSketch:
         y_prob : array-like of shape (n_samples,) or (n_samples, n_classes)
             Predicted probabilities.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights with a positive sum.
+            Non-negative weights with a positive, finite sum.
 
         Returns
         -------
@@ -266,12 +295,34 @@ class CalibrationSketch:
             labels=self.labels,
             compact=True,
         )
-        batch = self._new(*_rows_state(y, p, w, self._max_size), max_size=self._max_size)
-        merged = self.merge(batch)
-        self._state = merged._state
-        self._n_rows = merged._n_rows
-        self._common_weight = merged._common_weight
-        self._statistic = None
+        if sample_weight is not None:
+            # the weights as given: a sketch must not keep a per-batch rescaling
+            w = _raw_weights(sample_weight, w)
+        overflow = ValueError(
+            "update overflows: with these rows the sketch's total weight would "
+            "exceed the largest float64 (about 1.8e308); the sketch is unchanged. "
+            "Scale sample_weight (of these rows and of every earlier batch) down "
+            "by one common factor (every measure depends on the weights only "
+            "through w / sum(w))."
+        )
+        try:
+            rows = _rows_state(y, p, w, self._max_size)
+            if _overflows(rows[0]):
+                raise OverflowError
+        except OverflowError:
+            raise overflow from None
+        batch = self._new(*rows, max_size=self._max_size)
+        with self._lock:
+            try:
+                merged = self.merge(batch)
+            except ValueError as exc:
+                if "overflows" not in str(exc):
+                    raise
+                raise overflow from None
+            self._state = merged._state
+            self._n_rows = merged._n_rows
+            self._common_weight = merged._common_weight
+            self._statistic = None
         return self
 
     def merge(self, other):
@@ -302,12 +353,26 @@ class CalibrationSketch:
                 f"other must be a CalibrationSketch, got {type(other).__name__}."
             )
         max_size = _smaller(self._max_size, other._max_size)
-        n_rows = self._n_rows + other._n_rows
-        common = _merge_common(self._common_weight, other._common_weight)
-        states = [s._state for s in (self, other) if s._n_rows > 0]
+        mine, theirs = self._snapshot(), other._snapshot()
+        n_rows = mine[1] + theirs[1]
+        common = _merge_common(mine[2], theirs[2])
+        states = [s[0] for s in (mine, theirs) if s[1] > 0]
         if not states:
-            return self._new(self._state, 0, None, max_size)
-        state = states[0] if len(states) == 1 else _merge_states(states)
+            return self._new(mine[0], 0, None, max_size)
+        if len(states) == 1:
+            state = states[0]
+        else:
+            try:
+                state = _merge_states(states)
+            except OverflowError:
+                state = None
+            if state is None or _overflows(state):
+                raise ValueError(
+                    "merge overflows: the total weight of the two sketches exceeds "
+                    "the largest float64 (about 1.8e308). Scale the sample_weight "
+                    "of every piece down by one common factor before sketching "
+                    "(every measure depends on the weights only through w / sum(w))."
+                )
         return self._new(_fit(state, max_size), n_rows, common, max_size)
 
     def __add__(self, other):
@@ -342,16 +407,17 @@ class CalibrationSketch:
         >>> g.values.tolist(), g.weights.tolist(), g.positives.tolist()
         ([0.5, 0.8], [2.0, 1.0], [1.0, 1.0])
         """
-        if self._n_rows == 0:
-            raise ValueError(
-                "The CalibrationSketch is empty: update it with data (or merge "
-                "non-empty sketches into it) before computing a measure."
-            )
-        if self._statistic is None:
-            values, neg, pos = self._state.grouped()
-            weights = neg.plus(pos).to_float()
-            self._statistic = GroupedStatistic(values, weights, pos.to_float())
-        return self._statistic
+        with self._lock:
+            if self._n_rows == 0:
+                raise ValueError(
+                    "The CalibrationSketch is empty: update it with data (or merge "
+                    "non-empty sketches into it) before computing a measure."
+                )
+            if self._statistic is None:
+                values, neg, pos = self._state.grouped()
+                weights = neg.plus(pos).to_float()
+                self._statistic = GroupedStatistic(values, weights, pos.to_float())
+            return self._statistic
 
     def error_bounds(self):
         """Bound on the error compaction introduced, per measure (0.0 if exact).
@@ -388,14 +454,19 @@ class CalibrationSketch:
 
     def _error_bound(self, name, **options):
         """The bound of one measure with its options (see the class docstring)."""
-        if self._n_rows == 0:
+        state, n_rows, _ = self._snapshot()
+        if n_rows == 0:
             self.grouped_statistic()  # raises the empty-sketch error
-        if self.exact:
+        if isinstance(state, _Exact):
             return 0.0
-        return _compacted_bound(self._state, name, options)
+        return _compacted_bound(state, name, options)
 
     def _null_counts(self):
         """``(counts per value, row weight)`` for the tester's exact null."""
+        with self._lock:  # the weight and the statistic of one state
+            return self._null_counts_locked()
+
+    def _null_counts_locked(self):
         if self._n_rows == 0:
             self.grouped_statistic()
         if not self.exact:
@@ -424,12 +495,17 @@ class CalibrationSketch:
         """Serialise to a versioned binary layout (no pickle).
 
         Layout (little-endian): the 8 magic bytes ``SKCALSKT``; uint16
-        version (1) and flags; int64 ``max_size`` (-1 for None), level (-1 if
+        version (2) and flags; int64 ``max_size`` (-1 for None), level (-1 if
         exact), rows seen, float64 common row weight, int64 number of values
-        (exact) or cells (compacted); then the arrays (float64 values or
-        int64 cells, each exact sum as int64 offset, limb count and limbs,
-        compacted atoms' float64 ranges); last a CRC-32 of all before it.
-        ``pos_label``, ``multiclass`` and ``labels`` are not stored.
+        (exact) or cells (compacted); then the arrays, last a CRC-32 of all
+        before it. An exact sketch stores its float64 values, then for the
+        negative and the positive weights: a float64 per value (the exact
+        sum where it is a double, else its correct rounding), the int64
+        count and indices of the values whose sum is not a double, and their
+        exact sums (int64 offset, limb count and limbs), so about 24 bytes
+        per distinct value. A compacted sketch stores int64 cells, its exact
+        sums and float64 atom ranges. ``pos_label``, ``multiclass`` and
+        ``labels`` are not stored. :meth:`from_bytes` reads versions 1 and 2.
 
         Returns
         -------
@@ -442,16 +518,17 @@ class CalibrationSketch:
         >>> blob[:8]
         b'SKCALSKT'
         """
+        state, n_rows, common_weight = self._snapshot()
+        exact = isinstance(state, _Exact)
         flags = 0
         common = 0.0
-        if self._common_weight is not None:
-            if np.isnan(self._common_weight):
+        if common_weight is not None:
+            if np.isnan(common_weight):
                 flags |= _FLAG_MIXED_WEIGHTS
             else:
                 flags |= _FLAG_COMMON_WEIGHT
-                common = float(self._common_weight)
-        state = self._state
-        if not self.exact:
+                common = float(common_weight)
+        if not exact:
             flags |= _FLAG_COMPACTED
         parts = [
             _HEADER.pack(
@@ -459,8 +536,8 @@ class CalibrationSketch:
                 _VERSION,
                 flags,
                 -1 if self._max_size is None else self._max_size,
-                -1 if self.exact else state.level,
-                self._n_rows,
+                -1 if exact else state.level,
+                n_rows,
                 common,
                 state.size(),
             )
@@ -472,6 +549,13 @@ class CalibrationSketch:
     @classmethod
     def from_bytes(cls, blob, *, pos_label=None, multiclass="top-label", labels=None):
         """Read a sketch written by :meth:`to_bytes`.
+
+        Every invariant of the format is checked, not only the checksum:
+        header fields, lengths, finite non-negative sums that do not
+        overflow, values strictly increasing in ``[0, 1]``, cells and atom
+        ranges in order, and the row count and common row weight consistent
+        with the sums (a sketch of rows of one common weight ``c`` holds
+        multiples of ``c`` adding up to ``n_samples c``).
 
         Parameters
         ----------
@@ -487,7 +571,7 @@ class CalibrationSketch:
         ------
         ValueError
             If the bytes are not an intact sketch of a known version
-            (truncated, altered or foreign).
+            (truncated, altered or foreign), naming what is wrong.
 
         Examples
         --------
@@ -507,10 +591,10 @@ class CalibrationSketch:
         magic, version, flags, max_size, level, n_rows, common, size = (
             _HEADER.unpack_from(body)
         )
-        if version != _VERSION:
+        if version not in _READABLE:
             raise ValueError(
                 f"CalibrationSketch bytes of version {version}; this skcal reads "
-                f"version {_VERSION}."
+                f"versions {', '.join(map(str, _READABLE))}."
             )
         if zlib.crc32(body) != crc:
             raise ValueError(
@@ -520,33 +604,54 @@ class CalibrationSketch:
             flags & _FLAG_COMMON_WEIGHT and flags & _FLAG_MIXED_WEIGHTS
         ):
             raise ValueError(f"CalibrationSketch bytes have unknown flags {flags}.")
-        if max_size != -1 and max_size < 2 or n_rows < 0 or size < 0:
-            raise ValueError("CalibrationSketch bytes have an invalid header.")
+        if (max_size != -1 and max_size < 2) or n_rows < 0 or size < 0:
+            raise ValueError(
+                "CalibrationSketch bytes have an invalid header (max_size, rows "
+                "or size)."
+            )
+        if size > len(body) // 8:
+            raise ValueError("CalibrationSketch bytes are truncated (size).")
         reader = _Reader(body, _HEADER.size)
         if flags & _FLAG_COMPACTED:
             if not 0 <= level <= MAX_LEVEL:
                 raise ValueError("CalibrationSketch bytes have an invalid level.")
+            if max_size == -1:
+                raise ValueError(
+                    "CalibrationSketch bytes are compacted without a max_size."
+                )
             state = _Compacted.decode(reader, level, size)
         else:
             if level != -1:
                 raise ValueError("CalibrationSketch bytes have an invalid level.")
-            state = _Exact.decode(reader, size)
+            state = _Exact.decode(reader, size, version)
         if reader.pos != len(body):
             raise ValueError("CalibrationSketch bytes have trailing data.")
         if (n_rows == 0) != (state.size() == 0):
             raise ValueError("CalibrationSketch bytes are inconsistent (rows).")
-        if n_rows and not state.total() > 0:
+        if n_rows < state.n_atoms():
+            raise ValueError(
+                "CalibrationSketch bytes are inconsistent (fewer rows than values)."
+            )
+        total = state.total()
+        if not np.isfinite(total):
+            raise ValueError("CalibrationSketch bytes have overflowing sums.")
+        if n_rows and not total > 0:
             raise ValueError("CalibrationSketch bytes hold no weight.")
         if flags & _FLAG_COMMON_WEIGHT:
             if not (np.isfinite(common) and common > 0):
-                raise ValueError("CalibrationSketch bytes have an invalid weight.")
-            common_weight = common
+                raise ValueError(
+                    "CalibrationSketch bytes have an invalid common row weight."
+                )
+            common_weight = float(common)
+            _check_common_weight(state, n_rows, common_weight, total)
         elif flags & _FLAG_MIXED_WEIGHTS:
             common_weight = float("nan")
         else:
             common_weight = None
         if (common_weight is None) != (n_rows == 0):
             raise ValueError("CalibrationSketch bytes are inconsistent (weights).")
+        if max_size != -1 and state.size() > max_size:
+            raise ValueError("CalibrationSketch bytes exceed their max_size.")
         out = cls(
             max_size=None if max_size == -1 else int(max_size),
             pos_label=pos_label,
@@ -556,8 +661,6 @@ class CalibrationSketch:
         out._state = state
         out._n_rows = int(n_rows)
         out._common_weight = common_weight
-        if out._max_size is not None and state.size() > out._max_size and out.exact:
-            raise ValueError("CalibrationSketch bytes exceed their max_size.")
         return out
 
     def __getstate__(self):
@@ -591,6 +694,56 @@ def _check_max_size(max_size):
     return int(max_size)
 
 
+def _overflows(state):
+    """True if the exact total weight of ``state`` rounds to infinity.
+
+    A float sum of the (correctly rounded) per-group sums below ``2**1023``
+    proves the exact total finite (its relative error is far below 2); only
+    near the limit is the exact total computed.
+    """
+    if isinstance(state, _Exact):
+        parts = (state.neg.doubles, state.pos.doubles)
+    else:
+        parts = tuple(m.to_float() for m in state.masses)
+    with np.errstate(over="ignore", invalid="ignore"):
+        estimate = sum(float(np.sum(d)) for d in parts)
+    if estimate < 2.0**1023:
+        return False
+    return not np.isfinite(state.total())
+
+
+def _check_common_weight(state, n_rows, c, total):
+    """Rows of one weight ``c``: every sum a multiple of ``c``, ``n_rows c`` in all."""
+    if not total == float(n_rows) * c:
+        raise ValueError(
+            "CalibrationSketch bytes are inconsistent: the common row weight "
+            "times the rows seen is not the total weight."
+        )
+    if not isinstance(state, _Exact):
+        return
+    k = state.size()
+    index = np.arange(k, dtype=np.int64)
+    n_counted = 0.0
+    for sums in (state.neg, state.pos):
+        counts = np.rint(sums.doubles / c)
+        exact = ExactSums.products(counts, np.full(k, c), index, k)
+        try:
+            same = CompactSums.from_exact(exact).same_as(sums)
+        except OverflowError:
+            same = False
+        if not same:
+            raise ValueError(
+                "CalibrationSketch bytes are inconsistent: a sum is not a whole "
+                "multiple of the common row weight."
+            )
+        n_counted += float(counts.sum())
+    if n_counted != float(n_rows):
+        raise ValueError(
+            "CalibrationSketch bytes are inconsistent: the sums hold a number of "
+            "rows of the common weight other than the rows seen."
+        )
+
+
 def _smaller(a, b):
     if a is None:
         return b
@@ -607,6 +760,26 @@ def _merge_common(a, b):
     return a if a == b else float("nan")
 
 
+def _raw_weights(sample_weight, checked):
+    """The caller's weights as float64 (a copy), unscaled, once validated."""
+    raw = np.asarray(sample_weight)
+    if raw.dtype.kind not in "biuf" or raw.shape != checked.shape:
+        return checked
+    if raw.dtype == np.float64 and np.array_equal(raw, checked):
+        return checked  # not rescaled: no second copy
+    raw = raw.astype(np.float64)
+    with np.errstate(over="ignore"):
+        total = raw.sum()
+    if not np.isfinite(total):
+        raise ValueError(
+            "sample_weight sums to more than the largest float64 (about "
+            "1.8e308): a CalibrationSketch keeps weights as given, so scale them "
+            "(and those of every other batch) down by one common factor; every "
+            "measure depends on the weights only through w / sum(w)."
+        )
+    return raw
+
+
 def _rows_state(y, p, w, max_size):
     """``(state, n_rows, common weight)`` of validated rows."""
     n = p.shape[0]
@@ -620,27 +793,69 @@ def _rows_state(y, p, w, max_size):
         if max_size is not None and len(G) > max_size:
             points = (G.values, negatives, G.positives)
             return _compact_points(*points, max_size), n, common
-        neg = ExactSums.of_integers(negatives)
-        pos = ExactSums.of_integers(G.positives)
-        return _Exact(G.values, neg, pos), n, common
-    yf = np.asarray(y, dtype=np.float64)
-    wf = np.ascontiguousarray(w, dtype=np.float64)
+        return _Exact(G.values, CompactSums(negatives), CompactSums(G.positives)), n, common
     p = np.ascontiguousarray(p, dtype=np.float64)
-    neg_w = np.where(yf == 0, wf, 0.0)
-    pos_w = np.where(yf != 0, wf, 0.0)
+    wf = np.ascontiguousarray(w, dtype=np.float64)
+    positive = np.asarray(y) != 0
     if max_size is not None:
-        # a value sort says whether to compact; the rows' group indices are
-        # only needed when not, and then there are at most max_size values
-        values = np.unique(p)
-        if values.shape[0] > max_size:
+        # a value sort says whether to compact
+        if np.unique(p).shape[0] > max_size:
+            neg_w = np.where(positive, 0.0, wf)
+            pos_w = np.where(positive, wf, 0.0)
             return _compact_points(p, neg_w, pos_w, max_size), n, common
-        index = np.searchsorted(values, p)
-    else:
-        values, index = unique_inverse(p)
+    return _exact_of_rows(p, positive, wf), n, common
+
+
+def _exact_of_rows(p, positive, w):
+    """The exact state of rows of real weights, from one argsort.
+
+    A value held by one row takes that row's weight, a double, as its exact
+    sum; only the rows of repeated values go through the multi-limb sums.
+    """
+    n = p.shape[0]
+    order = np.argsort(p)
+    ps = p[order]
+    new = np.empty(n, dtype=bool)
+    new[:1] = True
+    np.not_equal(ps[1:], ps[:-1], out=new[1:])
+    if new.all():
+        # every prediction distinct (continuous scores): each sum is one
+        # row's weight; sorted in place of the rows, few temporaries
+        del new
+        positive_sorted = positive[order]
+        weights = w[order]
+        del order
+        pos = np.where(positive_sorted, weights, 0.0)
+        weights[positive_sorted] = 0.0
+        return _Exact(ps, CompactSums(weights), CompactSums(pos))
+    starts = np.flatnonzero(new)
+    del new
+    values = ps[starts]
+    del ps
     k = values.shape[0]
-    neg = ExactSums.of_doubles(neg_w, index, k)
-    pos = ExactSums.of_doubles(pos_w, index, k)
-    return _Exact(values, neg, pos), n, common
+    counts = np.diff(starts, append=n)
+    single = counts == 1
+    multi = np.flatnonzero(~single)
+    rows = order[np.repeat(~single, counts)] if multi.shape[0] else None
+    first = order[starts]  # one row of each value
+    del starts, order
+    sums = []
+    for cls in (False, True):
+        d = np.zeros(k)
+        hit = single & (positive[first] == cls)
+        d[hit] = w[first[hit]]
+        sums.append(d)
+    del first
+    if multi.shape[0] == 0:
+        return _Exact(values, CompactSums(sums[0]), CompactSums(sums[1]))
+    local = np.repeat(np.arange(multi.shape[0], dtype=np.int64), counts[multi])
+    out = []
+    for cls, d in zip((False, True), sums):
+        wk = np.where(positive[rows] == cls, w[rows], 0.0)
+        part = CompactSums.from_exact(ExactSums.of_doubles(wk, local, multi.shape[0]))
+        d[multi] = part.doubles
+        out.append(CompactSums(d, multi[part.rows].astype(np.int64), part.big))
+    return _Exact(values, *out)
 
 
 def _compact_points(p, neg_w, pos_w, max_size):
@@ -695,8 +910,12 @@ def _compact_points(p, neg_w, pos_w, max_size):
 def _merge_states(states):
     if all(isinstance(s, _Exact) for s in states):
         values = np.concatenate([s.values for s in states])
+        uniq, inverse = unique_inverse(values)
+        k = uniq.shape[0]
         return _Exact(
-            *group_exact(values, [s.neg for s in states], [s.pos for s in states])
+            uniq,
+            CompactSums.regroup([s.neg for s in states], inverse, k),
+            CompactSums.regroup([s.pos for s in states], inverse, k),
         )
     level = min(s.level for s in states if isinstance(s, _Compacted))
     return _Compacted.combine([s.at_level(level) for s in states], level)
@@ -709,11 +928,11 @@ def _fit(state, max_size):
     if isinstance(state, _Exact):
         if state.size() <= max_size:
             return state
-        negatives, positives = state.neg.as_doubles(), state.pos.as_doubles()
-        if negatives is not None and positives is not None:
-            # integer sums: straight to the compacted state
-            v = state.values
-            return _compact_points(v, negatives, positives, max_size)
+        if not state.neg.rows.shape[0] and not state.pos.rows.shape[0]:
+            # every sum a double: straight to the compacted state
+            return _compact_points(
+                state.values, state.neg.doubles, state.pos.doubles, max_size
+            )
         state = state.at_level(MAX_LEVEL)
     level = state.fitting_level(max_size)
     return state.at_level(level) if level < state.level else state
@@ -737,12 +956,50 @@ class _Reader:
             raise ValueError("CalibrationSketch bytes are truncated.")
         offset, n_limbs = _SUMS.unpack_from(self.body, self.pos)
         self.pos += _SUMS.size
-        if not 0 <= n_limbs <= _MAX_LIMBS or abs(offset) > _MAX_LIMBS:
+        # limbs weigh 2**(32 (offset + j)): doubles and their products lie
+        # within 2**-2150 and 2**2048, 32-bit limbs -68 to 64
+        if not 0 <= n_limbs <= _MAX_LIMBS or not -70 <= offset <= 66 - n_limbs:
             raise ValueError("CalibrationSketch bytes have invalid exact sums.")
+        if k * n_limbs * 8 > len(self.body) - self.pos:
+            raise ValueError("CalibrationSketch bytes are truncated.")
         limbs = self.array("<i8", k * n_limbs).astype(np.int64).reshape(k, n_limbs)
         if np.any(limbs < 0) or np.any(limbs >> 32):
             raise ValueError("CalibrationSketch bytes have invalid exact sums.")
         return ExactSums(limbs, offset if n_limbs else 0)
+
+    def compact_sums(self, k):
+        """A :class:`CompactSums` of ``k`` groups (format version 2)."""
+        doubles = self.array("<f8", k).astype(np.float64)
+        (m,) = self.array("<i8", 1)
+        if not 0 <= m <= k:
+            raise ValueError("CalibrationSketch bytes have invalid exact sums.")
+        rows = self.array("<i8", int(m)).astype(np.int64)
+        big = self.sums(int(m))
+        if not (np.all(np.isfinite(doubles)) and np.all(doubles >= 0)):
+            raise ValueError(
+                "CalibrationSketch bytes have invalid sums (NaN, infinite or negative)."
+            )
+        if m and not (
+            np.all((rows >= 0) & (rows < k)) and np.all(np.diff(rows) > 0)
+        ):
+            raise ValueError("CalibrationSketch bytes have invalid exact sums.")
+        if m:
+            if np.any(sums_overflow(big)):
+                raise ValueError("CalibrationSketch bytes have overflowing sums.")
+            try:
+                canon = CompactSums.from_exact(big)
+            except OverflowError:  # below 2**1024 but rounding to infinity
+                raise ValueError(
+                    "CalibrationSketch bytes have overflowing sums."
+                ) from None
+            if canon.rows.shape[0] != m or not np.array_equal(
+                canon.doubles, doubles[rows]
+            ):
+                raise ValueError(
+                    "CalibrationSketch bytes have invalid exact sums (not in "
+                    "canonical form)."
+                )
+        return CompactSums(doubles, rows, big)
 
 
 def _encode_sums(sums):
@@ -750,6 +1007,14 @@ def _encode_sums(sums):
         _SUMS.pack(sums.offset, sums.limbs.shape[1]),
         np.ascontiguousarray(sums.limbs, dtype="<i8").tobytes(),
     ]
+
+
+def _encode_compact(sums):
+    return [
+        np.ascontiguousarray(sums.doubles, dtype="<f8").tobytes(),
+        struct.pack("<q", sums.rows.shape[0]),
+        np.ascontiguousarray(sums.rows, dtype="<i8").tobytes(),
+    ] + _encode_sums(sums.big)
 
 
 class _Exact:
@@ -763,11 +1028,17 @@ class _Exact:
     def size(self):
         return self.values.shape[0]
 
+    def n_atoms(self):
+        return self.size()
+
     def total(self):
+        """The total weight, correctly rounded; inf if it overflows."""
         if self.size() == 0:
             return 0.0
-        index = np.zeros(2 * self.size(), dtype=np.int64)
-        return float(ExactSums.regroup([self.neg, self.pos], index, 1).to_float()[0])
+        total = self.neg.exact_total().plus(self.pos.exact_total())
+        if np.any(sums_overflow(total)):
+            return float("inf")
+        return float(total.to_float()[0])
 
     def grouped(self):
         return self.values, self.neg, self.pos
@@ -776,21 +1047,32 @@ class _Exact:
         """Atoms on the cells of ``level``."""
         cells = cells_of(self.values, level)
         return _Compacted.from_groups(
-            cells, self.values, self.neg, self.pos, level
+            cells, self.values, self.neg.to_exact(), self.pos.to_exact(), level
         )
 
     def encode(self):
         return (
             [np.ascontiguousarray(self.values, dtype="<f8").tobytes()]
-            + _encode_sums(self.neg)
-            + _encode_sums(self.pos)
+            + _encode_compact(self.neg)
+            + _encode_compact(self.pos)
         )
 
     @classmethod
-    def decode(cls, reader, k):
+    def decode(cls, reader, k, version=_VERSION):
         values = reader.array("<f8", k).astype(np.float64)
-        neg = reader.sums(k)
-        pos = reader.sums(k)
+        if version == 1:
+            sums = [reader.sums(k), reader.sums(k)]
+            if any(np.any(sums_overflow(x)) for x in sums):
+                raise ValueError("CalibrationSketch bytes have overflowing sums.")
+            try:
+                neg, pos = (CompactSums.from_exact(x) for x in sums)
+            except OverflowError:
+                raise ValueError(
+                    "CalibrationSketch bytes have overflowing sums."
+                ) from None
+        else:
+            neg = reader.compact_sums(k)
+            pos = reader.compact_sums(k)
         if not (
             np.all(np.isfinite(values))
             and np.all((values >= 0) & (values <= 1))
@@ -819,6 +1101,9 @@ class _Compacted:
 
     def size(self):
         return self.cells.shape[0]
+
+    def n_atoms(self):
+        return int(sum(np.count_nonzero(p) for p in self._atom_present()))
 
     def total(self):
         k = self.size()
@@ -941,8 +1226,8 @@ class _Compacted:
         cells = reader.array("<i8", k).astype(np.int64)
         sums = [reader.sums(k) for _ in range(4)]
         ranges = reader.array("<f8", 4 * k).astype(np.float64).reshape(k, 4)
-        if not (np.all(np.diff(cells) > 0) and np.all(cells >= 0)) or (
-            k and cells[-1] >= (1 << level)
+        if not (
+            np.all((cells >= 0) & (cells < (1 << level))) and np.all(np.diff(cells) > 0)
         ):
             raise ValueError("CalibrationSketch bytes have invalid cells.")
         state = cls(level, cells, sums[:2], sums[2:], ranges)
@@ -953,13 +1238,40 @@ class _Compacted:
             c = cells[present[a]]
             if not (
                 np.all(lo <= hi)
+                and np.all((lo >= 0) & (hi <= 1))
                 and np.all(cells_of(lo, level) == c)
                 and np.all(cells_of(hi, level) == c)
-                and np.all((lo >= 0) & (hi <= 1))
             ):
                 raise ValueError("CalibrationSketch bytes have invalid atom ranges.")
         if not np.all(present[0] | present[1]) or not width > 0:
             raise ValueError("CalibrationSketch bytes have an empty cell.")
+        for a in (0, 1):
+            absent = ~present[a]
+            if not (
+                np.all(ranges[absent, 2 * a] == np.inf)
+                and np.all(ranges[absent, 2 * a + 1] == -np.inf)
+                and not np.any(sums[2 + a].nonzero()[absent])
+            ):
+                raise ValueError(
+                    "CalibrationSketch bytes have an empty atom with a range or moment."
+                )
+            if any(np.any(sums_overflow(x)) for x in (sums[a], sums[2 + a])):
+                raise ValueError("CalibrationSketch bytes have overflowing sums.")
+            mass = sums[a].to_float()[present[a]]
+            moment = sums[2 + a].to_float()[present[a]]
+            lo, hi = ranges[present[a], 2 * a], ranges[present[a], 2 * a + 1]
+            # the mean of an atom's predictions lies in its range (up to the
+            # rounding of the two sums and of the products)
+            slack = 4 * np.finfo(float).eps
+            with np.errstate(over="ignore", invalid="ignore"):
+                ok = np.all(moment <= mass * hi * (1 + slack)) and np.all(
+                    moment >= mass * lo * (1 - slack)
+                )
+            if not ok:
+                raise ValueError(
+                    "CalibrationSketch bytes have an atom whose mean lies outside "
+                    "its range."
+                )
         return state
 
 

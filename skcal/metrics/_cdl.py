@@ -276,6 +276,17 @@ def _profile_hull(statistic):
     (``q`` and its order) and the hull.
     """
     weights, positives = statistic.weights, statistic.positives
+    if not (
+        np.isfinite(statistic.total)
+        and np.all(np.isfinite(weights))
+        and np.all(np.isfinite(positives))
+    ):
+        # the sweep below would never pass a NaN rate (inf / inf): refuse first
+        raise ValueError(
+            "calibration_decision_loss needs finite weights: the grouped "
+            "statistic has an infinite or NaN weight sum (sample_weight or a "
+            "merged sketch too large for float64); scale sample_weight down."
+        )
     with np.errstate(invalid="ignore", divide="ignore"):
         q = positives / weights  # NaN (sorted last) where the weight is 0
     order = np.argsort(q)
