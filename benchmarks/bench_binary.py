@@ -15,6 +15,7 @@ taking turns, so before and after are measured in one run on one machine.
 
     python benchmarks/bench_binary.py                 # n = 2^20 and 10^7
     python benchmarks/bench_binary.py --sizes 1e3 1e5 --repeat 3
+    python benchmarks/bench_binary.py --sizes 1e4 1e5 --repeat 15 --clock cpu  # fixed costs
     python benchmarks/bench_binary.py --before /tmp/skcal_before
     python benchmarks/bench_binary.py --clock cpu   # on a shared, loaded machine
 
@@ -130,9 +131,12 @@ def worker(n, repeat, names, path=None):
             lambda: np.bincount(idx, weights=w, minlength=1024),
             rep,
         )
+        # the sorting measures' own yardstick, paired the same way
+        paired_sort = paired_ratio(lambda func=func: func(y, p), lambda: np.sort(p), rep)
         out["measures"][name] = {
             "time": t,
             "paired": paired,
+            "paired_sort": paired_sort,
             "bytes": peak_bytes(lambda func=func: func(y, p)) / n,
         }
     print(json.dumps(out))
@@ -194,9 +198,9 @@ def main():
           "validation included; ratio = time / baseline time on the same data;")
     print("bytes/sample = tracemalloc peak of one call / n (the inputs excluded);")
     print("/bc pair = median over calls of (call time / time of the bincount baseline "
-          "called just before it)\n")
+          "called just before it); /sort pair: the same with np.sort(p) as the baseline\n")
     head = (f"{'n':>9} {'build':<7} {'measure':<30} {'time [s]':>9} {'/sort':>7} "
-            f"{'/argsort':>8} {'/bincount':>9} {'B/sample':>9} {'/bc pair':>8}")
+            f"{'/argsort':>8} {'/bincount':>9} {'B/sample':>9} {'/bc pair':>8} {'/sort pair':>10}")
     print(head)
     for n in (int(s) for s in args.sizes):
         results = [(label, run_worker(n, args.repeat, args.measures, path, args.clock))
@@ -209,7 +213,7 @@ def main():
                 print(f"{n:>9} {label:<7} {name:<30} {m['time']:>9.4f} "
                       f"{m['time'] / b['sort']:>7.2f} {m['time'] / b['argsort']:>8.2f} "
                       f"{m['time'] / b['bincount']:>9.2f} {m['bytes']:>9.1f} "
-                      f"{m['paired']:>8.2f}")
+                      f"{m['paired']:>8.2f} {m.get('paired_sort', float('nan')):>10.2f}")
         for label, res in results:
             b = res["base"]
             print(f"{n:>9} {label:<7} {'(baselines [s])':<30} sort {b['sort']:.4f}  "

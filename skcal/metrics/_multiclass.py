@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from .._grouped import group
 from .._kernels._interval import max_abs_interval_rows
 from .._validation import (
     as_probability_array,
@@ -12,6 +13,7 @@ from .._validation import (
     label_positions,
     resolve_labels,
 )
+from ..utilities import TopClass, TopK
 from ..utilities._engine import Predictions, evaluate_blocks
 from ..utilities._families import (
     LinearFamily,
@@ -20,6 +22,7 @@ from ..utilities._families import (
     members,
     resolve_utility,
 )
+from ._cutoff import cutoff_core
 
 __all__ = ["utility_calibration_ecdf", "utility_calibration_error"]
 
@@ -111,6 +114,34 @@ def _worst_intervals(utilities, data, w):
         )
     value /= w.sum()
     return value, lower, upper, sign
+
+
+def _is_top_class(utility):
+    """The top-class utility, also as ``TopK(1)``."""
+    return type(utility) is TopClass or (type(utility) is TopK and utility.k == 1)
+
+
+def _top_class(data, w):
+    """UC of the top-class utility by the cutoff error's path.
+
+    It is the cutoff calibration error of (confidence, correctness)
+    (Hegazy et al., Example 3.4), so it takes that measure's grouped
+    statistic (two value sorts and a merge for unit weights) instead of an
+    argsort of ``v``: the same number and cost as the top-label cutoff error.
+    Returns the arrays of :func:`_worst_intervals` for one utility.
+    """
+    confidence, predicted = data.top
+    correct = predicted == data.y
+    if np.all(w == w[0]):
+        # equal weights: the measure does not depend on their size
+        w = np.broadcast_to(np.float64(1.0), w.shape)
+    value, interval, sign = cutoff_core(group(correct, confidence, w))
+    return (
+        np.array([value]),
+        np.array([interval[0]]),
+        np.array([interval[1]]),
+        np.array([sign], dtype=np.int8),
+    )
 
 
 def utility_calibration_error(
@@ -214,7 +245,10 @@ def utility_calibration_error(
     y, P, w = check_multiclass_input(y_true, y_proba, sample_weight, labels)
     resolved = resolve_utility(utility)
     utilities = members(resolved, P.shape[1])
-    value, lower, upper, sign = _worst_intervals(utilities, Predictions(P, y), w)
+    if len(utilities) == 1 and _is_top_class(utilities[0]):
+        value, lower, upper, sign = _top_class(Predictions(P, y), w)
+    else:
+        value, lower, upper, sign = _worst_intervals(utilities, Predictions(P, y), w)
     worst = int(np.argmax(value))
     result = float(value[worst])
     if not return_details:
