@@ -665,7 +665,15 @@ default=None
 
     def _fit(self, y_true, y_prob, sample_weight, labels):
         measure, name = self._check_params()
-        data = _prepare(measure, y_true, y_prob, sample_weight, self.pos_label, labels)
+        try:
+            data = _prepare(
+                measure, y_true, y_prob, sample_weight, self.pos_label, labels
+            )
+        except (ValueError, TypeError) as error:
+            message = _in_tester_terms(str(error))
+            if message == str(error):
+                raise
+            raise type(error)(message) from None
         statistic = data.statistic
         n_eff, max_share = data.n_eff, data.max_share
         alpha, tolerance = float(self.alpha), float(self.tolerance)
@@ -998,6 +1006,22 @@ class _Held:
 
     def grouped_statistic(self):
         return self.statistic
+
+
+def _in_tester_terms(message):
+    """A measure function's input error, in the arguments of the tester.
+
+    The functions take ``labels=`` and the multiclass one ``y_proba``;
+    ``CalibrationTester.fit`` takes ``y_prob`` and sets labels through the
+    measure.
+    """
+    message = message.replace("y_proba", "y_prob")
+    return message.replace(
+        "pass labels= (the estimator's classes_)",
+        "set the measure's labels to the estimator's classes_ "
+        "(measure_params={'labels': classes_}, or labels= of the measure "
+        "object), or use CalibrationTester.from_estimator,",
+    )
 
 
 def _prepare(measure, y_true, y_prob, sample_weight, pos_label, labels):

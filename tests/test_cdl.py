@@ -14,13 +14,13 @@ from skcal.metrics._cdl import _profile_hull, _upper_hull
 from cases import over_cases, random_case, random_cases, repeat_rows
 from reference import (
     _cdl_groups,
+    best_responses_reference,
     cdl_dense_lp,
     cdl_sparse_lp,
+    cdl_task_search_bruteforce,
     cdl_three_action_bruteforce,
     cfdl_bruteforce,
     decision_profile_reference,
-    best_responses_reference,
-    cdl_task_search_bruteforce,
     prediction_swap_regret,
     task_swap_regret_reference,
 )

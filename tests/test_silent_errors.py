@@ -391,3 +391,28 @@ def test_huge_sizes_raise_a_clear_error_before_allocating(call, name):
     with pytest.raises(ValueError, match=name) as info:
         call(y, p)
     assert "16777216" in str(info.value).replace(",", "")
+
+
+def test_input_errors_name_the_arguments_of_the_call():
+    # the tester has no labels= and calls its probabilities y_prob; the
+    # UtilityCalibrationError class calls them y_prob too (the function: y_proba)
+    P = np.random.default_rng(26).dirichlet(np.ones(3), 20)
+    y = np.array([0, 1] * 10)  # two of the three classes: ambiguous columns
+    for measure in ("smce", "utility", skcal.SmoothCalibrationError()):
+        with pytest.raises(ValueError) as info:
+            skcal.CalibrationTester(measure=measure).fit(y, P)
+        message = str(info.value)
+        assert "pass labels=" not in message and "y_proba" not in message, message
+        assert "measure_params={'labels'" in message and "y_prob" in message
+    fixed = skcal.CalibrationTester(
+        measure="smce", measure_params={"labels": [0, 1, 2]}, n_resamples=99,
+        resampling_risk=None,
+    )
+    fixed.fit(y, P)  # the advice works
+    for call in (skcal.UtilityCalibrationError(), skcal.UtilityCalibrationError().details):
+        with pytest.raises(ValueError) as info:
+            call(y, P[:5])
+        assert "y_prob" in str(info.value) and "y_proba" not in str(info.value)
+    with pytest.raises(ValueError) as info:
+        skcal.CalibrationTester(measure="utility").fit(y, P[:5])
+    assert "y_proba" not in str(info.value)
