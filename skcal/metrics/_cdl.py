@@ -299,7 +299,7 @@ def calibration_decision_loss(
     >>> details.utility.round(6).tolist()
     [[1.0, 0.0], [0.9, 0.4], [0.9, 0.4], [0.0, 1.0]]
     >>> details.predictions.tolist(), details.response.tolist()
-    ([0.2, 0.4, 0.6, 0.9], [1, 2, 2, 3])
+    ([0.2, 0.4, 0.6, 0.9], [1, 1, 2, 3])
     >>> details.swap.tolist()
     [0, 0, 3, 3]
     >>> details.thresholds
