@@ -177,13 +177,16 @@ def binary_statistic(
     pos_label=None,
     multiclass="top-label",
     labels=None,
+    rescale=False,
     return_scale=False,
 ):
     """Validate binary (or top-label) input and group it: the one entry of every measure.
 
-    The statistic's weights are the caller's multiplied by ``2**e`` (see
-    :func:`canonical_statistic`); ``return_scale=True`` returns
-    ``(statistic, e)``, for the few outputs in units of weight.
+    With ``rescale=True`` (what every measure core asks for) the statistic's
+    weights are the caller's multiplied by a power of two ``2**e`` (see
+    :func:`canonical_statistic`); otherwise they are the caller's sums, as
+    a sketch stores them. ``return_scale=True`` returns ``(statistic, e)``,
+    for the few outputs in units of weight.
 
     ``y_true`` may also be an object that already holds the statistic (it
     has a ``grouped_statistic()`` method, as a calibration sketch does);
@@ -199,8 +202,8 @@ def binary_statistic(
                 f"y_true is a {type(y_true).__name__}, which already holds the "
                 "predictions and weights: pass y_prob=None and sample_weight=None."
             )
-        if getattr(y_true, "canonical", False):
-            # already on the measures' weight scale
+        if not rescale or getattr(y_true, "canonical", False):
+            # as held (the tester's is already on the measures' weight scale)
             return (statistic(), 0) if return_scale else statistic()
         return canonical_statistic(statistic(), return_scale)
     if any(type(a).__module__.startswith("dask") for a in (y_true, y_prob, sample_weight)):
@@ -208,10 +211,13 @@ def binary_statistic(
         # only here); the exact sketch, so the measure equals the in-memory one.
         from ._dask import dask_sketch
 
-        return canonical_statistic(dask_sketch(
+        statistic = dask_sketch(
             y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass,
             labels=labels,
-        ).grouped_statistic(), return_scale)
+        ).grouped_statistic()
+        if not rescale:
+            return (statistic, 0) if return_scale else statistic
+        return canonical_statistic(statistic, return_scale)
     if y_prob is None:
         raise ValueError("y_prob is required (the predicted probabilities).")
     y, p, w = check_binary_calibration_input(
@@ -223,7 +229,7 @@ def binary_statistic(
         labels=labels,
         compact=True,
     )
-    e = power_of_two_scale(w[0] if w.strides == (0,) else w.max())
+    e = power_of_two_scale(w[0] if w.strides == (0,) else w.max()) if rescale else 0
     statistic = group(y, p, np.ldexp(w, e) if e else w)
     return (statistic, e) if return_scale else statistic
 

@@ -319,6 +319,7 @@ def calibration_decision_loss(
         pos_label=pos_label,
         multiclass=multiclass,
         labels=labels,
+        rescale=True,
     )
     result = cdl_core(statistic, details=return_details)
     bound = sketch_error_bound(y_true, "calibration_decision_loss")
@@ -425,6 +426,7 @@ def maximum_swap_regret(
         pos_label=pos_label,
         multiclass=multiclass,
         labels=labels,
+        rescale=True,
         return_scale=True,
     )
     statistic, e = statistic
@@ -518,6 +520,7 @@ def calibration_fixed_decision_loss(
         pos_label=pos_label,
         multiclass=multiclass,
         labels=labels,
+        rescale=True,
     )
     value, threshold = fixed_decision_loss_core(statistic)
     if legacy:

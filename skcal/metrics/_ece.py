@@ -135,6 +135,7 @@ def binned_ece(
         statistic = binary_statistic(
             y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass,
             labels=labels,
+            rescale=True,
         )
         # a compacted sketch: bounded (or refused) before anything is computed
         bound = sketch_error_bound(

@@ -164,6 +164,7 @@ def lower_distance_to_calibration(
         pos_label=pos_label,
         multiclass=multiclass,
         labels=labels,
+        rescale=True,
     )
     value = ldtc_core(statistic, points)
     if not (return_details or legacy):

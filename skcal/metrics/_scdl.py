@@ -153,7 +153,7 @@ def soft_binned_cdl(
         source = _GroupedSource(
             binary_statistic(
                 y_true, y_prob, sample_weight, pos_label=pos_label,
-                multiclass=multiclass, labels=labels,
+                multiclass=multiclass, labels=labels, rescale=True,
             )
         )
     else:
