@@ -24,9 +24,18 @@ import numpy as np
 
 from ._kernels._exact import deposit, term_columns
 from ._kernels._interval import group_sorted, group_two_sorted
-from ._validation import check_binary_calibration_input
+from ._validation import (
+    check_binary_calibration_input,
+    power_of_two_scale,
+)
 
-__all__ = ["GroupedStatistic", "binary_statistic", "group", "sketch_error_bound"]
+__all__ = [
+    "GroupedStatistic",
+    "binary_statistic",
+    "canonical_statistic",
+    "group",
+    "sketch_error_bound",
+]
 
 
 class GroupedStatistic:
@@ -116,6 +125,32 @@ def group(y, p, w):
     return GroupedStatistic(values[:k], weights[:k], positives[:k])
 
 
+def canonical_statistic(statistic, return_scale=False):
+    """``statistic`` with weights and positives scaled by a power of two.
+
+    The largest group weight is brought into ``[1, 2)`` (see
+    ``skcal._validation.power_of_two_scale``): exact, so every measure of the
+    result equals the measure of ``statistic`` in exact arithmetic, and the
+    value no longer depends on the scale of the weights (subnormal weights,
+    totals that underflow or overflow). A new statistic is returned; the
+    caller's (a sketch's cached one) is left as it is. With
+    ``return_scale=True`` also the exponent ``e`` of the factor ``2**e``.
+    """
+    weights = statistic.weights
+    if weights.shape[0] and not np.all(np.isfinite(weights)):
+        raise ValueError(
+            "The weights held by y_true are infinite: their sum overflows "
+            "float64. Scale sample_weight down (every measure depends on the "
+            "weights only through w / sum(w)) and summarise the rows again."
+        )
+    e = power_of_two_scale(weights.max()) if weights.shape[0] else 0
+    if e != 0:
+        statistic = GroupedStatistic(
+            statistic.values, np.ldexp(weights, e), np.ldexp(statistic.positives, e)
+        )
+    return (statistic, e) if return_scale else statistic
+
+
 def _unit_weights(w):
     """True for the stride-0 unit weights of the compact validator."""
     return w.ndim == 1 and w.strides == (0,) and w.shape[0] > 0 and w[0] == 1.0
@@ -142,8 +177,16 @@ def binary_statistic(
     pos_label=None,
     multiclass="top-label",
     labels=None,
+    rescale=False,
+    return_scale=False,
 ):
     """Validate binary (or top-label) input and group it: the one entry of every measure.
+
+    With ``rescale=True`` (what every measure core asks for) the statistic's
+    weights are the caller's multiplied by a power of two ``2**e`` (see
+    :func:`canonical_statistic`); otherwise they are the caller's sums, as
+    a sketch stores them. ``return_scale=True`` returns ``(statistic, e)``,
+    for the few outputs in units of weight.
 
     ``y_true`` may also be an object that already holds the statistic (it
     has a ``grouped_statistic()`` method, as a calibration sketch does);
@@ -159,16 +202,22 @@ def binary_statistic(
                 f"y_true is a {type(y_true).__name__}, which already holds the "
                 "predictions and weights: pass y_prob=None and sample_weight=None."
             )
-        return statistic()
+        if not rescale or getattr(y_true, "canonical", False):
+            # as held (the tester's is already on the measures' weight scale)
+            return (statistic(), 0) if return_scale else statistic()
+        return canonical_statistic(statistic(), return_scale)
     if any(type(a).__module__.startswith("dask") for a in (y_true, y_prob, sample_weight)):
         # Dask input: a sketch per partition, merged in a tree (Dask is imported
         # only here); the exact sketch, so the measure equals the in-memory one.
         from ._dask import dask_sketch
 
-        return dask_sketch(
+        statistic = dask_sketch(
             y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass,
             labels=labels,
         ).grouped_statistic()
+        if not rescale:
+            return (statistic, 0) if return_scale else statistic
+        return canonical_statistic(statistic, return_scale)
     if y_prob is None:
         raise ValueError("y_prob is required (the predicted probabilities).")
     y, p, w = check_binary_calibration_input(
@@ -180,7 +229,9 @@ def binary_statistic(
         labels=labels,
         compact=True,
     )
-    return group(y, p, w)
+    e = power_of_two_scale(w[0] if w.strides == (0,) else w.max()) if rescale else 0
+    statistic = group(y, p, np.ldexp(w, e) if e else w)
+    return (statistic, e) if return_scale else statistic
 
 
 # --- exact sums and the sketch's merge and compaction primitives -------------

@@ -22,6 +22,11 @@ __all__ = [
     "row_sum_tolerance",
     "unique_labels",
     "check_sample_weight",
+    "canonical_weights",
+    "power_of_two_scale",
+    "plain_weights_on_scale",
+    "check_size",
+    "MAX_SIZE",
     "resolve_pos_label",
     "as_probability_array",
     "check_same_length",
@@ -94,6 +99,77 @@ def check_sample_weight(sample_weight, n_samples):
         # so that sums cannot overflow, instead of dividing by an infinite total.
         w = np.ldexp(w, -int(np.frexp(w.max())[1]))
     return w
+
+
+def power_of_two_scale(largest):
+    """The exponent ``e`` with ``largest * 2**e`` in ``[1, 2)`` (0 if it is already).
+
+    Every measure is a functional of ``w / sum(w)``, so it is unchanged, in
+    exact arithmetic, when all weights are multiplied by one positive factor.
+    In floating point it is not: subnormal weights lose their low bits in
+    every product, tiny totals underflow and huge ones overflow. The measure
+    cores therefore see the weights multiplied by ``2**e``, which is exact
+    (no rounding) for every weight that stays normal, so that integer
+    weights still equal repeated rows and the value does not depend on the
+    scale of the weights.
+    """
+    largest = float(largest)
+    if not (largest > 0 and np.isfinite(largest)):
+        return 0
+    return 1 - int(np.frexp(largest)[1])
+
+
+def canonical_weights(w):
+    """Validated weights rescaled by a power of two so that the largest is in ``[1, 2)``.
+
+    ``w`` itself is returned when it is already on that scale (unit weights,
+    the stride-0 ones of the compact validator); otherwise a new array. See
+    :func:`power_of_two_scale`.
+    """
+    if w.ndim == 1 and w.shape[0] and w.strides == (0,):
+        largest = w[0]
+    else:
+        largest = w.max() if w.shape[0] else 1.0
+    e = power_of_two_scale(largest)
+    if e == 0:
+        return w
+    return np.ldexp(w, e)
+
+
+def plain_weights_on_scale(w):
+    """Unchecked plain weights on the measures' scale (largest in [1, 2)).
+
+    None stays None (unit weights); False when the largest weight is not a
+    positive finite number (NaN, infinity, all zero or negative): the caller
+    then validates in full, with its usual errors. Negative weights are
+    kept, for the kernel to reject.
+    """
+    if w is None:
+        return None
+    largest = w.max()
+    if not (0 < largest < np.inf):
+        return False
+    e = power_of_two_scale(largest)
+    return w if e == 0 else np.ldexp(w, e)
+
+
+# Largest size-like parameter (bins, grid intervals, sampled utilities times
+# classes, resamples) accepted: 2**24 entries of a few float64 each stay near
+# 100-400 MB, where 10**9 would fail with a bare MemoryError (or swap).
+MAX_SIZE = 2**24
+
+
+def check_size(value, name, limit=MAX_SIZE, what="entries"):
+    """A clear ValueError when a size-like parameter exceeds ``limit``.
+
+    Checked before anything of that size is allocated, so that ``n_bins=10**9``
+    says what the limit is instead of raising a bare MemoryError.
+    """
+    if value > limit:
+        raise ValueError(
+            f"{name}={value!r} is too large: at most {limit:,} {what} are "
+            f"supported (each takes memory); use a smaller {name}."
+        )
 
 
 def resolve_pos_label(classes, pos_label):
@@ -429,6 +505,14 @@ def check_binary_calibration_input(
     label_dtype = np.uint8 if compact else np.float64
 
     if P.ndim == 2 and P.shape[1] > 2:
+        if pos_label is not None:
+            raise ValueError(
+                f"pos_label={pos_label!r} does not apply to y_prob with "
+                f"{P.shape[1]} columns: multiclass input is measured top-label "
+                "(or by utility calibration), with no positive class. Leave "
+                "pos_label=None, or pass the probability of one class as a 1-D "
+                "y_prob to measure that class against the rest."
+            )
         if multiclass == "raise":
             raise ValueError(
                 f"y_prob has {P.shape[1]} columns but multiclass='raise'; use "

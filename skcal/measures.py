@@ -86,9 +86,23 @@ class _CalibrationMeasure(BaseEstimator):
         -------
         value : float
         """
-        return self._function(
-            y_true, y_prob, sample_weight=sample_weight, **self.get_params(deep=False)
-        )
+        return self._call(y_true, y_prob, sample_weight)
+
+    def _call(self, y_true, y_prob, sample_weight, **extra):
+        """The function on these arguments; its errors name ours (``y_prob``)."""
+        try:
+            return self._function(
+                y_true,
+                y_prob,
+                sample_weight=sample_weight,
+                **self.get_params(deep=False),
+                **extra,
+            )
+        except (ValueError, TypeError) as error:
+            # the multiclass function calls its argument y_proba; here it is y_prob
+            if "y_proba" not in str(error):
+                raise
+            raise type(error)(str(error).replace("y_proba", "y_prob")) from None
 
     def details(self, y_true, y_prob=None, sample_weight=None):
         """Value and everything the measure can report about it.
@@ -99,13 +113,7 @@ class _CalibrationMeasure(BaseEstimator):
             ``value`` plus the measure's details (see the function's
             documentation for what each one reports).
         """
-        value, details = self._function(
-            y_true,
-            y_prob,
-            sample_weight=sample_weight,
-            **self.get_params(deep=False),
-            return_details=True,
-        )
+        value, details = self._call(y_true, y_prob, sample_weight, return_details=True)
         return Bunch(value=value, **details)
 
     def scorer(self):

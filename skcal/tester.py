@@ -27,8 +27,13 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
 from ._compat import Interval, StrOptions, _fit_context
-from ._grouped import group
-from ._validation import check_binary_calibration_input
+from ._grouped import canonical_statistic, group
+from ._validation import (
+    MAX_SIZE,
+    canonical_weights,
+    check_binary_calibration_input,
+    power_of_two_scale,
+)
 from .measures import MEASURE_CLASSES, UtilityCalibrationError, _CalibrationMeasure
 from .metrics._ldtc import grid_points
 from .metrics._multiclass import check_multiclass_input, utility_calibration_error
@@ -530,7 +535,7 @@ class CalibrationTester(BaseEstimator):
         "tolerance": [Interval(numbers.Real, 0, 1, closed="left")],
         "alpha": [Interval(numbers.Real, 0, 1, closed="neither")],
         "threshold": [StrOptions({"resample", "theory"})],
-        "n_resamples": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_resamples": [Interval(numbers.Integral, 1, MAX_SIZE, closed="both")],
         "measure_params": [dict, None],
         "pos_label": [numbers.Real, str, "boolean", None],
         "resampling_risk": [Interval(numbers.Real, 0, 1, closed="neither"), None],
@@ -660,7 +665,15 @@ default=None
 
     def _fit(self, y_true, y_prob, sample_weight, labels):
         measure, name = self._check_params()
-        data = _prepare(measure, y_true, y_prob, sample_weight, self.pos_label, labels)
+        try:
+            data = _prepare(
+                measure, y_true, y_prob, sample_weight, self.pos_label, labels
+            )
+        except (ValueError, TypeError) as error:
+            message = _in_tester_terms(str(error))
+            if message == str(error):
+                raise
+            raise type(error)(message) from None
         statistic = data.statistic
         n_eff, max_share = data.n_eff, data.max_share
         alpha, tolerance = float(self.alpha), float(self.tolerance)
@@ -984,11 +997,31 @@ def _as_value(value, where="on the data"):
 class _Held:
     """Hands an already grouped statistic to a public measure function."""
 
+    # the statistic is already on the measures' weight scale, the one the
+    # tester's resamples use: binary_statistic must not rescale it again
+    canonical = True
+
     def __init__(self, statistic):
         self.statistic = statistic
 
     def grouped_statistic(self):
         return self.statistic
+
+
+def _in_tester_terms(message):
+    """A measure function's input error, in the arguments of the tester.
+
+    The functions take ``labels=`` and the multiclass one ``y_proba``;
+    ``CalibrationTester.fit`` takes ``y_prob`` and sets labels through the
+    measure.
+    """
+    message = message.replace("y_proba", "y_prob")
+    return message.replace(
+        "pass labels= (the estimator's classes_)",
+        "set the measure's labels to the estimator's classes_ "
+        "(measure_params={'labels': classes_}, or labels= of the measure "
+        "object), or use CalibrationTester.from_estimator,",
+    )
 
 
 def _prepare(measure, y_true, y_prob, sample_weight, pos_label, labels):
@@ -1025,14 +1058,20 @@ class _BinaryData:
                     "predictions and weights: pass y_prob=None and sample_weight=None."
                 )
             G = y_true.grouped_statistic()
+            # the measures' weight scale (exact): the statistic and the
+            # resampled positive weights are both multiplied by 2**e
+            e = power_of_two_scale(G.weights.max()) if len(G) else 0
+            G = canonical_statistic(G)
             null_counts = getattr(y_true, "_null_counts", None)
             if callable(null_counts):
                 # a CalibrationSketch: rows of one weight c, so a value's
                 # positive weight is exactly c Binomial(count, v) (it raises
                 # for compacted sketches and for rows of different weights)
                 counts, scale = null_counts()
+                scale = float(np.ldexp(scale, e))
             else:
-                counts, scale = np.asarray(G.weights, dtype=np.float64), 1.0
+                counts = np.ldexp(np.asarray(G.weights, dtype=np.float64), -e)
+                scale = float(np.ldexp(1.0, e))
                 if not np.all(counts == np.round(counts)):
                     raise ValueError(
                         f"The {type(y_true).__name__} has non-integer weights; the "
@@ -1060,6 +1099,7 @@ class _BinaryData:
                 multiclass=params.get("multiclass", "top-label"),
                 labels=params.get("labels"),
             )
+            w = canonical_weights(w)  # the measures' weight scale (exact)
             G = group(y, p, w)
             self.n = y.shape[0]
             _weight_summary(self, w)
@@ -1110,7 +1150,8 @@ class _CustomData:
         )
         self.measure = measure
         self.p = np.ascontiguousarray(p, dtype=np.float64)
-        self.w = np.array(w, dtype=np.float64)
+        # the measures' weight scale (exact; a new array either way)
+        self.w = np.array(canonical_weights(w), dtype=np.float64)
         self.unit = bool(np.all(self.w == self.w[0]))
         self.n = y.shape[0]
         _weight_summary(self, self.w)

@@ -1290,3 +1290,62 @@ def auto_choice_reference(P, y, w, folds, names, fit_predict, margin_factor=0.05
     for name in names:
         if scores[name]["uc"] <= best + margin:
             return name, scores
+
+
+def task_swap_regret_reference(utility, response_of, y, p, w, swap=None):
+    """Swap regret of a decision maker taking ``response_of[p_i]`` in round i.
+
+    From the definition (000 Definition 2.1, action swap regret): the rows
+    are grouped by the action taken, and each action is swapped, as a whole,
+    to the one action that gains most on its rows (or to ``swap[a]`` when
+    given). ``response_of`` maps each prediction to an action index.
+    """
+    utility = np.asarray(utility, dtype=float)
+    total = 0.0
+    # rows of weight zero take no part (and their prediction may have no action)
+    actions = np.array([response_of.get(float(t), -1) for t in p])
+    for a in range(utility.shape[0]):
+        rows = (actions == a) & (w > 0)
+        if not rows.any():
+            continue
+        gains = [
+            float(np.sum(w[rows] * (utility[b, y[rows]] - utility[a, y[rows]])))
+            for b in range(utility.shape[0])
+        ]
+        total += gains[swap[a]] if swap is not None else max(gains)
+    return total / float(np.sum(w))
+
+
+def best_responses_reference(utility, v, tol=1e-12):
+    """Per prediction ``v_k``, the actions of largest expected utility (within tol)."""
+    utility = np.asarray(utility, dtype=float)
+    out = []
+    for t in v:
+        values = [(1 - t) * u0 + t * u1 for u0, u1 in utility]
+        top = max(values)
+        out.append([a for a, x in enumerate(values) if x >= top - tol])
+    return out
+
+
+def cdl_task_search_bruteforce(y, p, w, levels=5, max_actions=3):
+    """Largest action swap regret over small tasks, by exhaustive search.
+
+    Every task of 2..``max_actions`` actions with utilities on the grid
+    ``{0, 1/(levels-1), ..., 1}``, with every choice among the best
+    responses at each distinct prediction (a tie may go either way). A lower
+    bound on CDL, the supremum over all tasks and best responses.
+    """
+    import itertools
+
+    y = np.asarray(y, dtype=int)
+    grid = np.linspace(0.0, 1.0, levels)
+    points = [(a, b) for a in grid for b in grid]
+    v = np.unique(p[w > 0])
+    best = 0.0
+    for k in range(2, max_actions + 1):
+        for task in itertools.combinations(points, k):
+            choices = best_responses_reference(task, v)
+            for pick in itertools.product(*choices):
+                response_of = dict(zip(v.tolist(), pick))
+                best = max(best, task_swap_regret_reference(task, response_of, y, p, w))
+    return best

@@ -14,12 +14,15 @@ from skcal.metrics._cdl import _profile_hull, _upper_hull
 from cases import over_cases, random_case, random_cases, repeat_rows
 from reference import (
     _cdl_groups,
+    best_responses_reference,
     cdl_dense_lp,
     cdl_sparse_lp,
+    cdl_task_search_bruteforce,
     cdl_three_action_bruteforce,
     cfdl_bruteforce,
     decision_profile_reference,
     prediction_swap_regret,
+    task_swap_regret_reference,
 )
 
 # HiGHS solves the reference LP to its default feasibility tolerance (1e-7).
@@ -98,12 +101,25 @@ def test_details_describe_a_maximising_task(case):
         y, p, sample_weight=w, return_details=True
     )
     utility = details.utility
-    assert utility.shape[1] == 2 and 2 <= utility.shape[0] <= 3
+    assert utility.shape[1] == 2 and 2 <= np.unique(utility, axis=0).shape[0] <= 3
     assert np.all((utility >= 0) & (utility <= 1))
     a, b = details.thresholds
     assert 0 <= a <= 0.5 <= b <= 1
-    # the task's swap regret, from the definition, is the CDL
+    # the reported task attains the CDL: each reported response is a best
+    # response, and the action swap regret of the decision maker taking it,
+    # from the definition, is the value (with the best swaps and the reported)
     v, pi, q = _cdl_groups(y, p, w)
+    np.testing.assert_array_equal(details.predictions, v)
+    best = best_responses_reference(utility, v, tol=1e-12)
+    assert all(r in ok for r, ok in zip(details.response.tolist(), best))
+    response_of = dict(zip(v.tolist(), details.response.tolist()))
+    yi = y.astype(int)
+    assert task_swap_regret_reference(utility, response_of, yi, p, w) == pytest.approx(
+        value, abs=1e-12
+    )
+    assert task_swap_regret_reference(
+        utility, response_of, yi, p, w, swap=details.swap
+    ) == pytest.approx(value, abs=1e-12)
     assert prediction_swap_regret(utility, v, pi, q) == pytest.approx(value, abs=1e-12)
     # 000 Lemma 2.2
     s = calibration_fixed_decision_loss(y, p, sample_weight=w)
@@ -111,6 +127,33 @@ def test_details_describe_a_maximising_task(case):
     assert details.upper_bound == 2 * s
     assert s - 1e-15 <= value <= 2 * s + 1e-15
     assert lemma22_function(v, pi, q, details.threshold) <= s + 1e-15
+
+
+def test_reported_task_attains_cdl_with_action_swaps():
+    # Before: the three-action task needed one swap per prediction; with one
+    # swap per action (the definition) it fell short, here 0.0 against 0.25.
+    y, p, w = np.array([0, 1]), np.array([0.25, 0.3]), np.array([3.0, 1.0])
+    value, details = calibration_decision_loss(y, p, sample_weight=w, return_details=True)
+    # by hand: the 0.25 rows (mass 3/4, outcome 0) gain at most
+    # (3/4) (1/3) = 1/4 from a swap, when their action is (2/3, 1) beside (1, 0)
+    assert value == pytest.approx(0.25, abs=1e-15)
+    response_of = dict(zip(details.predictions.tolist(), details.response.tolist()))
+    attained = task_swap_regret_reference(details.utility, response_of, y, p, w)
+    assert attained == pytest.approx(value, abs=1e-12)
+
+
+def test_no_small_task_exceeds_cdl_by_exhaustive_search():
+    # tiny inputs: every task of at most 3 actions on a grid of utilities,
+    # every tie choice; the closed form is the supremum, so none exceeds it,
+    # and the reported task reaches it
+    rng = np.random.default_rng(15)
+    for _ in range(4):
+        n = int(rng.integers(1, 4))
+        y = rng.integers(0, 2, n)
+        p = rng.choice([0.0, 0.25, 0.5, 0.75, 1.0], n)
+        w = rng.integers(1, 3, n).astype(float)
+        value = calibration_decision_loss(y, p, sample_weight=w)
+        assert cdl_task_search_bruteforce(y, p, w, levels=3) <= value + 1e-12
 
 
 def test_no_task_exceeds_cdl():

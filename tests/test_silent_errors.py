@@ -208,3 +208,211 @@ def test_parameter_errors_name_only_parameters_the_object_has(cls):
                 words = {w for pair in words for w in pair if w}
                 stray = [w for w in _PARAMETER_WORDS if w in words and w not in names]
                 assert not stray, (name, bad, message)
+
+
+# --- issue 22: weights at any scale, pos_label on multiclass input, sizes -------
+
+_SCALE_FUNCTIONS = [
+    *BINARY,
+    skcal.calibration_fixed_decision_loss,
+    lambda y, p, sample_weight: binned_ece(
+        y, p, sample_weight=sample_weight, strategy="quantile", norm="l2"
+    ),
+    lambda y, p, sample_weight: binned_ece(y, p, sample_weight=sample_weight, norm="max"),
+    lambda y, p, sample_weight: soft_binned_cdl(y, p, sample_weight=sample_weight, m=8),
+]
+
+
+def _scaled(w, k):
+    """``w * 2**k``, checked exact (so the values must be equal, not close)."""
+    out = np.ldexp(w, k)
+    assert np.array_equal(np.ldexp(out, -k), w)
+    return out
+
+
+def test_values_do_not_depend_on_the_scale_of_the_weights():
+    # issue 22 item 6: subnormal weights gave binned ECE 1.0 for 0.7, smCE 0
+    # for 0.2 and a scipy error from dCE; every measure is a functional of
+    # w / sum(w). Weights of 1..3 times 2**k are exact from k = -1072
+    # (subnormal) to k = 1022 (sum past float64): the value must be the same
+    # bit for bit; random factors in [1e-300, 1e300] round, so close.
+    rng = np.random.default_rng(22)
+    for case in range(12):
+        n = int(rng.integers(3, 25))
+        y = rng.integers(0, 2, n)
+        p = np.round(rng.random(n), 2)
+        if case % 3 == 0:
+            p[: n // 2] = p[0]  # ties
+        w = rng.integers(1, 4, n).astype(float)
+        P = rng.dirichlet(np.ones(3), n)
+        yc = rng.integers(0, 3, n)
+        yc[:3] = [0, 1, 2]  # every class seen: the columns are the labels
+        for f in _SCALE_FUNCTIONS:
+            base = f(y, p, sample_weight=w)
+            top = f(yc, P, sample_weight=w)
+            for k in (-1072, -1060, -1000, -600, -1, 3, 600, 1000, 1022):
+                assert f(y, p, sample_weight=_scaled(w, k)) == base, (case, f, k)
+                assert f(yc, P, sample_weight=_scaled(w, k)) == top, (case, f, k)
+            for c in 10.0 ** rng.uniform(-300, 300, 3):
+                assert f(y, p, sample_weight=w * c) == pytest.approx(base, abs=1e-9)
+        uc = utility_calibration_error(yc, P, sample_weight=w)
+        for k in (-1072, -600, 600, 1022):
+            assert utility_calibration_error(yc, P, sample_weight=_scaled(w, k)) == uc
+        assert utility_calibration_error(
+            yc, P, sample_weight=w * 1e-250
+        ) == pytest.approx(uc, abs=1e-9)
+
+
+def test_subnormal_weights_issue_cases():
+    # the cases of the issue, with the right values computed from unit-scale
+    # weights (the smallest subnormal times small integers is exact)
+    y = np.array([0, 1, 1, 0, 1])
+    p = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
+    w = np.array([1.0, 2.0, 3.0, 1.0, 1.0])
+    tiny = w * 5e-324
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no underflow or division warnings
+        for f in BINARY:
+            assert f(y, p, sample_weight=tiny) == f(y, p, sample_weight=w), f
+
+
+def test_tester_statistic_and_p_value_do_not_depend_on_the_weight_scale():
+    rng = np.random.default_rng(23)
+    y = rng.integers(0, 2, 30)
+    p = np.round(rng.random(30), 1)
+    w = rng.integers(1, 4, 30).astype(float)
+
+    def run(weights, measure):
+        tester = skcal.CalibrationTester(
+            measure=measure, n_resamples=99, resampling_risk=None, random_state=0
+        )
+        result = tester.fit(y, p, sample_weight=weights).decide()
+        return result.statistic, result.p_value
+
+    for measure in ("smce", "dce", "cutoff", "binned_ece", "scdl"):
+        base = run(w, measure)
+        for k in (-1072, -700, 700, 1022):
+            assert run(_scaled(w, k), measure) == base, (measure, k)
+
+
+def test_sketch_statistic_is_rescaled_but_not_stored_rescaled():
+    # measures from a sketch get the same rescale; the sketch keeps its sums
+    rng = np.random.default_rng(24)
+    y = rng.integers(0, 2, 40)
+    p = np.round(rng.random(40), 2)
+    w = rng.integers(1, 4, 40).astype(float) * 5e-324
+    sketch = skcal.CalibrationSketch().update(y, p, sample_weight=w)
+    stored = sketch.grouped_statistic().weights.copy()
+    for f in BINARY:
+        assert f(sketch) == pytest.approx(f(y, p, sample_weight=w / 5e-324), abs=1e-12)
+    np.testing.assert_array_equal(sketch.grouped_statistic().weights, stored)
+
+
+def test_negative_zero_and_bool_labels_and_one_row():
+    y = np.array([True, False, True, True])
+    p = np.array([0.2, 0.4, 0.6, 0.9])
+    for f in BINARY:
+        with_zero = f(y, p, sample_weight=np.array([1.0, 0.0, 2.0, 1.0]))
+        assert f(y, p, sample_weight=np.array([1.0, -0.0, 2.0, 1.0])) == with_zero
+        assert f(y, p) == f(y.astype(int), p)
+        assert f([1], [0.5], sample_weight=[1e-320]) == f([1], [0.5])
+        for bad in (np.zeros(4), np.array([1.0, np.nan, 1, 1]), np.array([1, np.inf, 1, 1])):
+            with pytest.raises(ValueError, match="sample_weight"):
+                f(y, p, sample_weight=bad)
+
+
+def _multiclass_data():
+    rng = np.random.default_rng(25)
+    P = rng.dirichlet(np.ones(3), 60)
+    y = rng.integers(0, 3, 60)
+    return y, P
+
+
+@pytest.mark.parametrize("measure", BINARY)
+def test_pos_label_with_multiclass_probabilities_raises(measure):
+    # issue 22 item 5: pos_label was silently ignored for 3+ columns
+    y, P = _multiclass_data()
+    with pytest.raises(ValueError, match="pos_label=2 does not apply"):
+        measure(y, P, pos_label=2)
+    measure(y, P)  # top-label without pos_label still works
+
+
+def test_pos_label_with_multiclass_probabilities_raises_in_every_entry_point():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_validate
+
+    from skcal import measures
+
+    y, P = _multiclass_data()
+    for cls in measures.MEASURE_CLASSES:
+        if "pos_label" not in cls().get_params():
+            continue
+        with pytest.raises(ValueError, match="pos_label"):
+            cls(pos_label=2)(y, P)
+    tester = skcal.CalibrationTester(pos_label=2, n_resamples=99, resampling_risk=None)
+    with pytest.raises(ValueError, match="pos_label"):
+        tester.fit(y, P)
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    scorer = skcal.BinnedECE(pos_label=2).scorer()
+    with pytest.raises(ValueError, match="pos_label"):
+        cross_validate(
+            LogisticRegression(), X, y, cv=2, scoring=scorer, error_score="raise"
+        )
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda y, p: binned_ece(y, p, n_bins=10**9), "n_bins"),
+        (lambda y, p: binned_ece(y, p, n_bins=10**9, strategy="quantile"), "n_bins"),
+        (lambda y, p: skcal.BinnedECE(n_bins=10**9)(y, p), "n_bins"),
+        (lambda y, p: lower_distance_to_calibration(y, p, grid=10**9), "grid"),
+        (lambda y, p: skcal.LowerDistanceToCalibration(grid=10**9)(y, p), "grid"),
+        (
+            lambda y, p: skcal.CalibrationTester(
+                measure="binned_ece", measure_params={"n_bins": 10**9}
+            ).fit(y, p),
+            "n_bins",
+        ),
+        (lambda y, p: skcal.CalibrationTester(n_resamples=10**9).fit(y, p), "n_resamples"),
+        (
+            lambda y, p: skcal.utility_calibration_ecdf(
+                [0, 1, 2], np.full((3, 3), 1 / 3), "linear", n_utilities=10**9
+            ),
+            "n_utilities",
+        ),
+        (lambda y, p: skcal.LinearFamily(3).sample(10**9), "n_utilities"),
+    ],
+)
+def test_huge_sizes_raise_a_clear_error_before_allocating(call, name):
+    # issue 22 item 14: a bare MemoryError before
+    y = np.array([0, 1, 1, 0])
+    p = np.array([0.2, 0.4, 0.6, 0.9])
+    with pytest.raises(ValueError, match=name) as info:
+        call(y, p)
+    assert "16777216" in str(info.value).replace(",", "")
+
+
+def test_input_errors_name_the_arguments_of_the_call():
+    # the tester has no labels= and calls its probabilities y_prob; the
+    # UtilityCalibrationError class calls them y_prob too (the function: y_proba)
+    P = np.random.default_rng(26).dirichlet(np.ones(3), 20)
+    y = np.array([0, 1] * 10)  # two of the three classes: ambiguous columns
+    for measure in ("smce", "utility", skcal.SmoothCalibrationError()):
+        with pytest.raises(ValueError) as info:
+            skcal.CalibrationTester(measure=measure).fit(y, P)
+        message = str(info.value)
+        assert "pass labels=" not in message and "y_proba" not in message, message
+        assert "measure_params={'labels'" in message and "y_prob" in message
+    fixed = skcal.CalibrationTester(
+        measure="smce", measure_params={"labels": [0, 1, 2]}, n_resamples=99,
+        resampling_risk=None,
+    )
+    fixed.fit(y, P)  # the advice works
+    for call in (skcal.UtilityCalibrationError(), skcal.UtilityCalibrationError().details):
+        with pytest.raises(ValueError) as info:
+            call(y, P[:5])
+        assert "y_prob" in str(info.value) and "y_proba" not in str(info.value)
+    with pytest.raises(ValueError) as info:
+        skcal.CalibrationTester(measure="utility").fit(y, P[:5])
+    assert "y_proba" not in str(info.value)

@@ -132,13 +132,60 @@ def _cdl_from_profile(x, h):
     return m_a * float(hh[j - 1]) + m_b * float(hh[j]), (a, b), (m_a, m_b)
 
 
-def _optimal_task(kinks, sizes):
-    """Utility rows ``(U(action, 0), U(action, 1))`` of the maximising task."""
+def _optimal_lines(kinks, sizes):
+    """The distinct lines ``(U(., 0), U(., 1))`` of the maximising menu."""
     (a, b), (m_a, _) = kinks, sizes
     if a == b:
         # a single kink at 1/2: the middle action would coincide with (0, 1)
         return np.array([[1.0, 0.0], [0.0, 1.0]])
     return np.array([[1.0, 0.0], [1.0 - m_a * a, m_a * (1.0 - a)], [0.0, 1.0]])
+
+
+def _optimal_task(statistic, kinks, sizes):
+    """A task and a best response of it whose swap regret is the CDL.
+
+    The supremum of step 1 of the module docstring gives each prediction a
+    line maximal at it and, at a kink, the maximal line its swap improves
+    most. Three actions cannot always carry that: one action's predictions
+    may need different swaps (a swap maps an action to one action), and a
+    prediction at a kink must pick the line on the far side of its outcome
+    rate. So each action here is a pair (line, line its predictions swap
+    to): rows of the task may repeat, and ``response[k]`` is the action
+    taken at ``values[k]``; every ``response[k]`` is a best response at
+    ``values[k]``, and swapping each action to its line gives exactly the
+    value (up to rounding). Returns ``(utility, values, response)``.
+    """
+    lines = _optimal_lines(kinks, sizes)
+    a, b = kinks
+    keep = statistic.weights > 0
+    v = statistic.values[keep]
+    q = statistic.positives[keep] / statistic.weights[keep]
+    at_q = lines[:, 0][None, :] * (1.0 - q[:, None]) + lines[:, 1][None, :] * q[:, None]
+    target = np.argmax(at_q, axis=1)  # a line maximal at q: the best swap
+    # the lines maximal at v: left of a the first, right of b the last
+    last = lines.shape[0] - 1
+    low = np.where(v <= a, 0, np.where(v <= b, min(1, last), last))
+    high = np.where(v < a, 0, np.where(v < b, min(1, last), last))
+    # where two lines are maximal, the one lower at q (larger gain)
+    rows = np.arange(v.shape[0])
+    line = np.where(at_q[rows, high] < at_q[rows, low], high, low)
+    # every line is an action of the menu (as itself, when no prediction
+    # takes it with another swap), then the pairs the predictions need
+    used = np.stack([line, target], axis=1)
+    missing = np.setdiff1d(np.arange(last + 1), line)
+    pairs = np.unique(np.concatenate([used, np.stack([missing] * 2, axis=1)]), axis=0)
+    response = _row_index(pairs, used)
+    # swap each action to the first action on its target line
+    first = np.searchsorted(pairs[:, 0], np.arange(last + 1))
+    swap = first[pairs[:, 1]].astype(np.intp)
+    return lines[pairs[:, 0]], v, response, swap
+
+
+def _row_index(table, rows):
+    """Index in ``table`` of each row of ``rows`` (rows are small pairs)."""
+    code = table[:, 0] * 4 + table[:, 1]
+    order = np.argsort(code)
+    return order[np.searchsorted(code[order], rows[:, 0] * 4 + rows[:, 1])].astype(np.intp)
 
 
 def calibration_decision_loss(
@@ -208,11 +255,20 @@ def calibration_decision_loss(
 
         - ``utility``: ndarray of shape (n_actions, 2), rows
           ``(U(action, 0), U(action, 1))`` of a task attaining the supremum
-          (three actions at most; ``(1, 0)`` first, ``(0, 1)`` last);
+          with the best response ``response``. Its rows take at most three
+          distinct values, ``(1, 0)`` first and ``(0, 1)`` last, but may
+          repeat: predictions that need different swaps take different
+          copies of one row;
+        - ``predictions``: the distinct predictions of positive weight,
+          increasing;
+        - ``response``: the action taken at each of ``predictions``, a best
+          response of the task there (at a threshold, where two rows are
+          best, the one whose swap gains more);
+        - ``swap``: the action each action is swapped to. Taking
+          ``response``, then swapping by ``swap``, gains exactly ``value``
+          (up to rounding); no task gains more;
         - ``thresholds``: ``(a, b)`` with ``a <= 1/2 <= b``, the predictions
-          at which its best response switches action. A decision maker
-          indifferent at a threshold is taken to choose the action its swap
-          improves most; any small perturbation of the task realises this;
+          at which the best response switches rows;
         - ``lower_bound``, ``upper_bound``: ``S`` and ``2 S`` of Bairaktari
           et al., Lemma 2.2;
         - ``threshold``: the ``mu`` attaining ``S``;
@@ -241,7 +297,11 @@ def calibration_decision_loss(
     >>> value, details = calibration_decision_loss(
     ...     y_true, y_prob, return_details=True)
     >>> details.utility.round(6).tolist()
-    [[1.0, 0.0], [0.9, 0.4], [0.0, 1.0]]
+    [[1.0, 0.0], [0.9, 0.4], [0.9, 0.4], [0.0, 1.0]]
+    >>> details.predictions.tolist(), details.response.tolist()
+    ([0.2, 0.4, 0.6, 0.9], [1, 1, 2, 3])
+    >>> details.swap.tolist()
+    [0, 0, 3, 3]
     >>> details.thresholds
     (0.2, 0.6)
     >>> round(details.lower_bound, 6), round(details.upper_bound, 6)
@@ -259,6 +319,7 @@ def calibration_decision_loss(
         pos_label=pos_label,
         multiclass=multiclass,
         labels=labels,
+        rescale=True,
     )
     result = cdl_core(statistic, details=return_details)
     bound = sketch_error_bound(y_true, "calibration_decision_loss")
@@ -300,8 +361,12 @@ def cdl_core(statistic, details=False):
     value, kinks, sizes = _cdl_from_profile(hull_x, hull_h)
     if not details:
         return value
+    utility, values, response, swap = _optimal_task(statistic, kinks, sizes)
     return value, Bunch(
-        utility=_optimal_task(kinks, sizes),
+        utility=utility,
+        predictions=values,
+        response=response,
+        swap=swap,
         thresholds=kinks,
         lower_bound=h_max,
         upper_bound=2.0 * h_max,
@@ -372,8 +437,14 @@ def maximum_swap_regret(
         pos_label=pos_label,
         multiclass=multiclass,
         labels=labels,
+        rescale=True,
+        return_scale=True,
     )
-    return statistic.total * cdl_core(statistic)
+    statistic, e = statistic
+    # T in the caller's units of weight (the statistic's are scaled by 2**e)
+    with np.errstate(over="ignore"):
+        total = float(np.ldexp(statistic.total, -e))
+    return total * cdl_core(statistic)
 
 
 def calibration_fixed_decision_loss(
@@ -460,6 +531,7 @@ def calibration_fixed_decision_loss(
         pos_label=pos_label,
         multiclass=multiclass,
         labels=labels,
+        rescale=True,
     )
     value, threshold = fixed_decision_loss_core(statistic)
     if legacy:

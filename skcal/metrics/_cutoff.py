@@ -95,6 +95,7 @@ def cutoff_calibration_error(
         pos_label=pos_label,
         multiclass=multiclass,
         labels=labels,
+        rescale=True,
     )
     value, interval, sign = cutoff_core(statistic)
     if legacy:

@@ -7,7 +7,13 @@ from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, group, sketch_error_bound
 from .._kernels._binning import checked_uniform_bin_sums, uniform_bin_sums
-from .._validation import check_binary_calibration_input, plain_binary_rows
+from .._validation import (
+    canonical_weights,
+    check_binary_calibration_input,
+    check_size,
+    plain_binary_rows,
+    plain_weights_on_scale,
+)
 
 __all__ = ["binned_ece", "ece_core"]
 
@@ -73,7 +79,9 @@ def binned_ece(
         the doubles ``k/K`` as edges; one O(n) pass. ``"quantile"``: bins of
         equal weight as far as ties allow. Equal predictions are never split:
         a distinct prediction whose smaller predictions hold a fraction ``c``
-        of the total weight goes to bin ``min(floor(K c), K - 1)``. A
+        of the total weight goes to bin ``min(floor(K c), K - 1)`` (with
+        ``K c`` within the rounding of its sums of an integer taken as that
+        integer, so that scaling the weights does not move a bin edge). A
         prediction holding more than ``1/K`` of the weight thus covers
         several bins' share and leaves the bins after it empty (all of them
         when every prediction is equal). O(n log n).
@@ -115,6 +123,7 @@ def binned_ece(
         raise TypeError(f"n_bins must be a positive integer, got {n_bins!r}.")
     if n_bins < 1:
         raise ValueError(f"n_bins must be a positive integer, got {n_bins}.")
+    check_size(n_bins, "n_bins", what="bins")
     if strategy not in _STRATEGIES:
         raise ValueError(f"strategy must be one of {_STRATEGIES}, got {strategy!r}.")
     if norm not in _NORMS:
@@ -126,6 +135,7 @@ def binned_ece(
         statistic = binary_statistic(
             y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass,
             labels=labels,
+            rescale=True,
         )
         # a compacted sketch: bounded (or refused) before anything is computed
         bound = sketch_error_bound(
@@ -155,6 +165,7 @@ def binned_ece(
         labels=labels,
         compact=True,
     )
+    w = canonical_weights(w)
     if strategy == "uniform":
         # one pass over the rows, no sort
         edges = _uniform_edges(n_bins)
@@ -194,6 +205,9 @@ def _checked_uniform_ece(y_true, y_prob, sample_weight, pos_label, multiclass, n
     if rows is None:
         return None
     y, p, w = rows
+    w = plain_weights_on_scale(w)
+    if w is False:
+        return None
     sums = np.zeros((n_bins, 2))
     if not checked_uniform_bin_sums(p, y, w, _uniform_edges(n_bins), sums):
         return None
@@ -219,9 +233,13 @@ def _ece_grouped(statistic, n_bins, strategy, norm):
         group_bin = np.searchsorted(_uniform_edges(n_bins)[1:-1], values, side="right")
     else:
         before = np.concatenate([[0.0], np.cumsum(gsum)[:-1]])
-        group_bin = np.minimum(
-            np.floor(n_bins * before / statistic.total).astype(np.intp), n_bins - 1
-        )
+        share = n_bins * before / statistic.total
+        # a share within the rounding of its sums of a bin edge k is on the
+        # edge: the bins then do not change when every weight is scaled
+        nearest = np.round(share)
+        slack = (gsum.shape[0] + 2) * np.finfo(np.float64).eps * share
+        share = np.where(np.abs(share - nearest) <= slack, nearest, share)
+        group_bin = np.minimum(np.floor(share).astype(np.intp), n_bins - 1)
     wsum = np.bincount(group_bin, gsum, n_bins)
     residual = np.bincount(group_bin, statistic.positives - gsum * values, n_bins)
     return _combine(wsum, residual, norm), group_bin, wsum

@@ -9,6 +9,7 @@ from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels import _ldtc
+from .._validation import check_size
 from ._common import legacy_details_flag
 
 __all__ = ["grid_points", "ldtc_core", "lower_distance_to_calibration"]
@@ -163,6 +164,7 @@ def lower_distance_to_calibration(
         pos_label=pos_label,
         multiclass=multiclass,
         labels=labels,
+        rescale=True,
     )
     value = ldtc_core(statistic, points)
     if not (return_details or legacy):
@@ -271,6 +273,7 @@ def grid_points(grid):
             raise ValueError(
                 f"grid must be a positive number of intervals, got {grid!r}."
             )
+        check_size(grid, "grid", what="grid intervals")
         return np.linspace(0.0, 1.0, int(grid) + 1)
     if isinstance(grid, (numbers.Number, str, bool)):
         raise TypeError(

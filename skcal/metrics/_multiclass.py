@@ -6,6 +6,7 @@ from .._grouped import group
 from .._kernels._interval import max_abs_interval_rows
 from .._validation import (
     as_probability_array,
+    canonical_weights,
     check_probability_matrix,
     check_same_length,
     check_sample_weight,
@@ -91,6 +92,8 @@ def _worst_intervals(utilities, data, w):
     Each block of utilities is evaluated in one vectorised pass, its rows
     sorted by ``v`` and handed to the batched worst-interval kernel.
     """
+    # the measures' weight scale: exact, and no underflow or overflow
+    w = canonical_weights(w)
     m = len(utilities)
     value = np.empty(m)
     lower = np.empty(m)

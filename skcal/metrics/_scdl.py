@@ -7,7 +7,12 @@ from sklearn.utils import Bunch
 
 from .._grouped import group, sketch_error_bound
 from .._kernels._binning import checked_soft_bin, coarsen, scdl_level, soft_bin
-from .._validation import check_binary_calibration_input, plain_binary_rows
+from .._validation import (
+    canonical_weights,
+    check_binary_calibration_input,
+    plain_binary_rows,
+    plain_weights_on_scale,
+)
 
 __all__ = ["MAX_LEVEL", "scdl_core", "soft_binned_cdl"]
 
@@ -148,7 +153,7 @@ def soft_binned_cdl(
         source = _GroupedSource(
             binary_statistic(
                 y_true, y_prob, sample_weight, pos_label=pos_label,
-                multiclass=multiclass, labels=labels,
+                multiclass=multiclass, labels=labels, rescale=True,
             )
         )
     else:
@@ -216,7 +221,8 @@ class _RowSource:
         if w is not None and w.strides == (0,) and w.shape[0] and w[0] == 1.0:
             w = None
         elif w is not None:
-            w = np.ascontiguousarray(w, dtype=np.float64)
+            # the measures' weight scale (exact; see canonical_weights)
+            w = canonical_weights(np.ascontiguousarray(w, dtype=np.float64))
         if y.dtype == np.bool_:
             y = y.view(np.uint8)
         if y.dtype not in (np.uint8, np.intc, np.int64, np.float64):
@@ -259,6 +265,9 @@ def _checked_row_source(y_true, y_prob, sample_weight, pos_label, multiclass, m)
     if rows is None:
         return None
     y, p, w = rows
+    w = plain_weights_on_scale(w)
+    if w is False:
+        return None
     n = p.shape[0]
     levels = _dense_levels(n)
     level = 2 ** levels[0] if m is None else m

@@ -111,6 +111,7 @@ def smooth_calibration_error(
         pos_label=pos_label,
         multiclass=multiclass,
         labels=labels,
+        rescale=True,
     )
     if not (return_details or legacy):
         return smce_core(statistic)

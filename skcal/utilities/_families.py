@@ -4,6 +4,7 @@
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._validation import MAX_SIZE
 from ._engine import (
     Parametrized,
     Predictions,
@@ -224,8 +225,14 @@ class SampledFamily(Parametrized):
         """
         n_utilities = check_int(n_utilities, "n_utilities", "sample", minimum=1)
         self._validate_params()
-        rng = check_random_state(random_state)
         C = int(self.n_classes)
+        if n_utilities * C > MAX_SIZE:
+            raise ValueError(
+                f"n_utilities={n_utilities} is too large for {C} classes: at most "
+                f"{MAX_SIZE:,} utility parameters (n_utilities * n_classes) are "
+                f"supported; use n_utilities <= {MAX_SIZE // C:,}."
+            )
+        rng = check_random_state(random_state)
         # Uniform on the boundary of the cube, {a : max_j |a_j| = 1}: its 2C
         # faces have equal area, so pick one uniformly (a coordinate and a
         # sign) and draw the other coordinates uniformly in [-1, 1].
