@@ -32,7 +32,7 @@ from .metrics import (
     utility_calibration_error,
 )
 from .online import OnlineMSRForecaster, OnlineRecalibratedClassifier
-from .recalibration import RecalibratedClassifier, UtilityPatchingRecalibrator
+from .recalibration import AutoRecalibrator, RecalibratedClassifier, UtilityPatchingRecalibrator
 from .scorers import CalibrationScorer, get_scorer, get_scorer_names, make_scorers
 from .sketch import CalibrationSketch
 from .tester import CalibrationTester, CalibrationTestResult
@@ -104,6 +104,7 @@ __all__ = [
     "RoundedResponseClassifier",
     "UtilityPatchingRecalibrator",
     "RecalibratedClassifier",
+    "AutoRecalibrator",
     "OnlineMSRForecaster",
     "OnlineRecalibratedClassifier",
     "CalibrationSketch",

@@ -3,18 +3,25 @@
 One private module per family, as in scikit-learn's ``linear_model``:
 
 * ``_patching``: :class:`UtilityPatchingRecalibrator` (utility patching,
-  Hegazy, Jordan and Dieuleveut) and, for now, :class:`RecalibratedClassifier`;
-* ``_base``: what every probability-to-probability family shares.
+  Hegazy, Jordan and Dieuleveut);
+* ``_auto``: :class:`AutoRecalibrator`, the choice among the families by a
+  cross-fitted proper score;
+* ``_classifier``: :class:`RecalibratedClassifier`, the classifier
+  meta-estimator, and the chain of recalibrators it fits for a list;
+* ``_base``: what every probability-to-probability family shares;
+  ``_common``: small internals the modules share.
 """
 
+from ._auto import AutoRecalibrator
+from ._classifier import RecalibratedClassifier
 from ._patching import (
     Patch,
-    RecalibratedClassifier,
     UtilityPatchingRecalibrator,
     project_simplex,
 )
 
 __all__ = [
+    "AutoRecalibrator",
     "Patch",
     "RecalibratedClassifier",
     "UtilityPatchingRecalibrator",
