@@ -32,6 +32,13 @@ from .metrics import (
     utility_calibration_error,
 )
 from .online import OnlineMSRForecaster, OnlineRecalibratedClassifier
+from .recalibration import (
+    HistogramBinning,
+    IsotonicCalibration,
+    ScalingBinning,
+    SplineCalibration,
+    VennAbersCalibration,
+)
 from .recalibration import RecalibratedClassifier, UtilityPatchingRecalibrator
 from .scorers import CalibrationScorer, get_scorer, get_scorer_names, make_scorers
 from .sketch import CalibrationSketch
@@ -102,6 +109,11 @@ __all__ = [
     "DecisionTask",
     "SCDLRounding",
     "RoundedResponseClassifier",
+    "IsotonicCalibration",
+    "HistogramBinning",
+    "ScalingBinning",
+    "VennAbersCalibration",
+    "SplineCalibration",
     "UtilityPatchingRecalibrator",
     "RecalibratedClassifier",
     "OnlineMSRForecaster",
