@@ -32,7 +32,16 @@ from .metrics import (
     utility_calibration_error,
 )
 from .online import OnlineMSRForecaster, OnlineRecalibratedClassifier
-from .recalibration import AutoRecalibrator, RecalibratedClassifier, UtilityPatchingRecalibrator
+from .recalibration import (
+    AutoRecalibrator,
+    HistogramBinning,
+    IsotonicCalibration,
+    RecalibratedClassifier,
+    ScalingBinning,
+    SplineCalibration,
+    UtilityPatchingRecalibrator,
+    VennAbersCalibration,
+)
 from .scorers import CalibrationScorer, get_scorer, get_scorer_names, make_scorers
 from .sketch import CalibrationSketch
 from .tester import CalibrationTester, CalibrationTestResult
@@ -102,6 +111,11 @@ __all__ = [
     "DecisionTask",
     "SCDLRounding",
     "RoundedResponseClassifier",
+    "IsotonicCalibration",
+    "HistogramBinning",
+    "ScalingBinning",
+    "VennAbersCalibration",
+    "SplineCalibration",
     "UtilityPatchingRecalibrator",
     "RecalibratedClassifier",
     "AutoRecalibrator",

@@ -9,18 +9,30 @@ One private module per family, as in scikit-learn's ``linear_model``:
 * ``_classifier``: :class:`RecalibratedClassifier`, the classifier
   meta-estimator, and the chain of recalibrators it fits for a list;
 * ``_base``: what every probability-to-probability family shares;
-  ``_common``: small internals the modules share.
+  ``_common``: small internals the modules share;
+* ``_binning``: :class:`IsotonicCalibration`, :class:`HistogramBinning`,
+  :class:`ScalingBinning`;
+* ``_venn_abers``: :class:`VennAbersCalibration`;
+* ``_spline``: :class:`SplineCalibration`.
 """
 
 from ._auto import AutoRecalibrator
+from ._binning import HistogramBinning, IsotonicCalibration, ScalingBinning
 from ._classifier import RecalibratedClassifier
 from ._patching import (
     Patch,
     UtilityPatchingRecalibrator,
     project_simplex,
 )
+from ._spline import SplineCalibration
+from ._venn_abers import VennAbersCalibration
 
 __all__ = [
+    "HistogramBinning",
+    "IsotonicCalibration",
+    "ScalingBinning",
+    "SplineCalibration",
+    "VennAbersCalibration",
     "AutoRecalibrator",
     "Patch",
     "RecalibratedClassifier",
