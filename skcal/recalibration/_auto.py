@@ -277,10 +277,10 @@ class AutoRecalibrator(BaseRecalibrator):
     cv : int, default=5
         Number of folds of the cross-fitting (stratified when every class
         has at least ``cv`` rows, else plain shuffled folds).
-    max_selection_samples : int or None, default=20000
+    max_selection_samples : int or None, default=10000
         The choice is made on a class-stratified subsample of this many rows
         when there are more (the chosen candidate is refitted on all the
-        rows): at 20,000 rows the standard error of a difference of
+        rows): at 10,000 rows the standard error of a difference of
         log-losses is a few thousandths, below the differences that matter.
         None: always all the rows.
     n_jobs : int, default=None
@@ -352,7 +352,7 @@ class AutoRecalibrator(BaseRecalibrator):
         candidates=None,
         selection_scoring="neg_log_loss",
         cv=5,
-        max_selection_samples=20000,
+        max_selection_samples=10000,
         n_jobs=None,
         random_state=None,
     ):

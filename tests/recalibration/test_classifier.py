@@ -26,8 +26,9 @@ from sklearn.model_selection import (
 )
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
-from sklearn.pipeline import Pipeline
+from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcal import (
@@ -35,6 +36,8 @@ from skcal import (
     UtilityPatchingRecalibrator,
     utility_calibration_error,
 )
+from skcal.online import OnlineRecalibratedClassifier
+from skcal.recalibration import AutoRecalibrator
 
 from adapters import ProbabilityRows
 from reference import (
@@ -354,11 +357,34 @@ def test_classifier_errors():
         ProbabilityRows(
             UtilityPatchingRecalibrator("top-class", init="temperature", random_state=0)
         ),
-        RecalibratedClassifier(cv=3),
+        # "auto" with two cheap candidates (the full table is tested elsewhere)
+        RecalibratedClassifier(
+            recalibrator=AutoRecalibrator(candidates=["temperature"], random_state=0),
+            cv=3,
+        ),
         RecalibratedClassifier(
             GaussianNB(), UtilityPatchingRecalibrator("top-class"), cv=3
         ),
+        RecalibratedClassifier(
+            GaussianNB(),
+            [AutoRecalibrator(candidates=["temperature"], random_state=0),
+             UtilityPatchingRecalibrator("top-class")],
+            cv=3,
+        ),
     ],
+    expected_failed_checks=lambda est: (
+        {
+            name: "the cross-fitted choice and chain split rows into folds: a row "
+            "of weight 2 is one row of one fold, two repeated rows may fall in "
+            "two folds, so the out-of-fold fits differ"
+            for name in (
+                "check_sample_weight_equivalence_on_dense_data",
+                "check_sample_weight_equivalence_on_sparse_data",
+            )
+        }
+        if isinstance(getattr(est, "recalibrator", None), (AutoRecalibrator, list))
+        else {}
+    ),
 )
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
@@ -424,3 +450,114 @@ def test_sample_weight_with_metadata_routing():
             LogisticRegression().set_fit_request(sample_weight=True), rec, cv=3
         ).fit(X, y, sample_weight=w)
     assert_allclose(routed.predict_proba(X), plain.predict_proba(X))
+
+
+# --- moved from tests/test_auto_recalibrator.py --------------------------------
+
+
+def test_auto_in_pipeline_and_grid_search():
+    X, y = _classification(3, 600)
+    pipe = make_pipeline(StandardScaler(), RecalibratedClassifier(GaussianNB(), cv=3))
+    assert pipe.fit(X, y).predict_proba(X).shape == (600, 3)
+    search = GridSearchCV(
+        RecalibratedClassifier(GaussianNB(), cv=3),
+        {"recalibrator": ["auto", UtilityPatchingRecalibrator()]},
+        cv=3,
+        scoring="neg_brier_score",
+    ).fit(X, y)
+    assert search.best_estimator_.predict_proba(X).shape == (600, 3)
+
+
+# --- scikit-learn's parameter validation -----------------------------------------
+
+
+def test_recalibrated_classifier_parameter_constraints():
+    X, y = _classification(3, 120)
+    with pytest.raises(InvalidParameterError, match="'n_jobs' parameter"):
+        RecalibratedClassifier(GaussianNB(), n_jobs="two").fit(X, y)
+    # InvalidParameterError is a ValueError and a TypeError
+    with pytest.raises(ValueError, match="n_jobs"):
+        RecalibratedClassifier(GaussianNB(), n_jobs=1.5).fit(X, y)
+    # the checks with messages of their own are unchanged
+    with pytest.raises(TypeError, match="recalibrator must have"):
+        RecalibratedClassifier(GaussianNB(), object()).fit(X, y)
+    with pytest.raises(ValueError, match="recalibrator must be 'auto'"):
+        RecalibratedClassifier(GaussianNB(), "fast").fit(X, y)
+    # skip_parameter_validation turns the declared checks off
+    import sklearn
+
+    with sklearn.config_context(skip_parameter_validation=True):
+        RecalibratedClassifier(GaussianNB(), n_jobs=1.0, cv=2).fit(X, y)
+
+
+def test_online_recalibrated_classifier_parameter_constraints():
+    X, y = _classification(2, 200)
+    model = GaussianNB().fit(X, y)
+    for params, name in [
+        ({"n_bins": 0}, "n_bins"),
+        ({"n_bins": "ten"}, "n_bins"),
+        ({"horizon": 1}, "horizon"),
+        ({"horizon": 2.5}, "horizon"),
+        ({"n_buckets": "many"}, "n_buckets"),
+        ({"n_buckets": 1}, "n_buckets"),
+        ({"random_state": "seed"}, "random_state"),
+        ({"n_jobs": "all"}, "n_jobs"),
+    ]:
+        online = OnlineRecalibratedClassifier(FrozenEstimator(model), **params)
+        with pytest.raises(InvalidParameterError, match=f"'{name}' parameter"):
+            online.fit(X, y)
+        with pytest.raises(InvalidParameterError, match=f"'{name}' parameter"):
+            online.partial_fit(X, y)
+    # booleans, which the integer intervals accept, are refused by the own check
+    with pytest.raises(ValueError, match="n_bins"):
+        OnlineRecalibratedClassifier(FrozenEstimator(model), n_bins=True).fit(X, y)
+    # a later partial_fit does not validate again (scikit-learn's convention)
+    online = OnlineRecalibratedClassifier(FrozenEstimator(model), random_state=0)
+    online.partial_fit(X[:50], y[:50])
+    online.n_jobs = "ignored after the first call"
+    online.partial_fit(X[50:100], y[50:100])
+    assert online.n_samples_seen_ == 100
+
+
+# --- "auto" by default, None is "auto", a list is a chain ------------------------
+
+
+def test_default_and_none_are_auto():
+    X, y = _classification(3, 300)
+    for recalibrator in ("auto", None):
+        clf = RecalibratedClassifier(GaussianNB(), recalibrator, cv=3).fit(X, y)
+        assert isinstance(clf.recalibrator_, AutoRecalibrator)
+        assert clf.recalibrator_.chosen_ in clf.recalibrator_.scores_
+
+
+def test_chain_fits_later_steps_on_cross_fitted_outputs():
+    # reference: the chain written out by hand on the held-out probabilities
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from sklearn.utils import check_random_state
+
+    X, y = _classification(3, 600)
+    first = AutoRecalibrator(candidates=["temperature"], random_state=0)
+    second = UtilityPatchingRecalibrator("top-class")
+    clf = RecalibratedClassifier(GaussianNB(), [first, second], cv=3).fit(X, y)
+    held_out = cross_val_predict(
+        GaussianNB(), X, y, cv=StratifiedKFold(3), method="predict_proba"
+    )
+    labels = np.arange(3)
+    rng = check_random_state(0)
+    start = np.empty_like(held_out)
+    for train, test in StratifiedKFold(5, shuffle=True, random_state=rng).split(
+        held_out, y
+    ):
+        fold = clone(first).set_params(labels=labels).fit(held_out[train], y[train])
+        start[test] = fold.predict_proba(held_out[test])
+    step1 = clone(first).set_params(labels=labels).fit(held_out, y)
+    step2 = clone(second).set_params(labels=labels).fit(start, y)
+    base = GaussianNB().fit(X, y).predict_proba(X)
+    assert_allclose(
+        clf.predict_proba(X), step2.predict_proba(step1.predict_proba(base)),
+        rtol=1e-10, atol=1e-12,
+    )
+    with pytest.raises(ValueError, match="empty list"):
+        RecalibratedClassifier(GaussianNB(), []).fit(X, y)
+    with pytest.raises(TypeError, match="every recalibrator of the list"):
+        RecalibratedClassifier(GaussianNB(), [object()]).fit(X, y)
