@@ -33,6 +33,14 @@ from .metrics import (
 )
 from .online import OnlineMSRForecaster, OnlineRecalibratedClassifier
 from .recalibration import RecalibratedClassifier, UtilityPatchingRecalibrator
+from .recalibration._scaling import (
+    BetaCalibration,
+    DirichletCalibration,
+    MatrixScaling,
+    SigmoidCalibration,
+    TemperatureScaling,
+    VectorScaling,
+)
 from .scorers import CalibrationScorer, get_scorer, get_scorer_names, make_scorers
 from .sketch import CalibrationSketch
 from .tester import CalibrationTester, CalibrationTestResult
@@ -104,6 +112,12 @@ __all__ = [
     "RoundedResponseClassifier",
     "UtilityPatchingRecalibrator",
     "RecalibratedClassifier",
+    "SigmoidCalibration",
+    "BetaCalibration",
+    "TemperatureScaling",
+    "VectorScaling",
+    "MatrixScaling",
+    "DirichletCalibration",
     "OnlineMSRForecaster",
     "OnlineRecalibratedClassifier",
     "CalibrationSketch",

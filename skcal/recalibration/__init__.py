@@ -13,10 +13,24 @@ from ._patching import (
     UtilityPatchingRecalibrator,
     project_simplex,
 )
+from ._scaling import (
+    BetaCalibration,
+    DirichletCalibration,
+    MatrixScaling,
+    SigmoidCalibration,
+    TemperatureScaling,
+    VectorScaling,
+)
 
 __all__ = [
     "Patch",
     "RecalibratedClassifier",
     "UtilityPatchingRecalibrator",
     "project_simplex",
+    "SigmoidCalibration",
+    "BetaCalibration",
+    "TemperatureScaling",
+    "VectorScaling",
+    "MatrixScaling",
+    "DirichletCalibration",
 ]
