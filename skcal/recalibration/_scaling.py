@@ -191,8 +191,9 @@ class SigmoidCalibration(BaseRecalibrator):
     >>> p = rng.uniform(0.01, 0.99, 2000)
     >>> y = (rng.uniform(size=2000) < p ** 2).astype(int)  # overconfident p
     >>> cal = SigmoidCalibration().fit(p, y)
-    >>> cal.predict_proba([0.5]).round(2)
-    array([[0.78, 0.22]])
+    >>> q = cal.predict_proba([0.5])[0, 1]  # the truth is 0.5 ** 2 = 0.25
+    >>> bool(abs(q - 0.25) < 0.05)
+    True
     """
 
     _parameter_constraints = {
@@ -278,8 +279,9 @@ class BetaCalibration(BaseRecalibrator):
     >>> p = rng.uniform(0.01, 0.99, 2000)
     >>> y = (rng.uniform(size=2000) < p ** 2).astype(int)
     >>> cal = BetaCalibration().fit(p, y)
-    >>> cal.predict_proba([0.5]).round(2)
-    array([[0.75, 0.25]])
+    >>> q = cal.predict_proba([0.5])[0, 1]  # the truth is 0.5 ** 2 = 0.25
+    >>> bool(abs(q - 0.25) < 0.05)
+    True
     """
 
     _parameter_constraints = {"labels": ["array-like", None]}
@@ -446,10 +448,10 @@ class VectorScaling(_AffineLogScaling):
     >>> import numpy as np
     >>> from skcal.recalibration import VectorScaling
     >>> rng = np.random.default_rng(0)
-    >>> P = rng.dirichlet(np.ones(3), 500)
-    >>> y = np.array([rng.choice(3, p=q) for q in P])  # already calibrated
-    >>> np.diag(VectorScaling().fit(P, y).coef_).round(1)
-    array([1., 1., 1.])
+    >>> P = rng.dirichlet(np.ones(3), 3000)
+    >>> y = np.array([rng.choice(3, p=q ** 2 / (q ** 2).sum()) for q in P])
+    >>> np.diag(VectorScaling().fit(P, y).coef_).round(0)  # the truth: P ** 2
+    array([2., 2., 2.])
     """
 
     _parameter_constraints = {
@@ -558,8 +560,9 @@ class MatrixScaling(_AffineLogScaling):
     >>> rng = np.random.default_rng(0)
     >>> P = rng.dirichlet(np.ones(3), 2000)
     >>> y = np.array([rng.choice(3, p=q) for q in P[:, [1, 0, 2]]])  # swapped
-    >>> MatrixScaling().fit(P, y).predict(P[:3]), P[:3].argmax(1)
-    (array([0, 0, 2]), array([1, 1, 2]))
+    >>> pred = MatrixScaling().fit(P, y).predict(P)
+    >>> bool(np.mean(pred == P[:, [1, 0, 2]].argmax(1)) > 0.95)  # swap learnt
+    True
     """
 
     _parameter_constraints = {
@@ -651,7 +654,7 @@ class DirichletCalibration(_AffineLogScaling):
     >>> P = rng.dirichlet(np.ones(3), 1000)
     >>> y = np.array([rng.choice(3, p=q) for q in P[:, [1, 0, 2]]])  # swapped
     >>> cal = DirichletCalibration(random_state=0).fit(P, y)
-    >>> (cal.predict(P) == y).mean() > (P.argmax(1) == y).mean()
+    >>> bool((cal.predict(P) == y).mean() > (P.argmax(1) == y).mean())
     True
     """
 
