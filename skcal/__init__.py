@@ -34,12 +34,18 @@ from .metrics import (
 from .online import OnlineMSRForecaster, OnlineRecalibratedClassifier
 from .recalibration import (
     AutoRecalibrator,
+    BetaCalibration,
+    DirichletCalibration,
     HistogramBinning,
     IsotonicCalibration,
+    MatrixScaling,
     RecalibratedClassifier,
     ScalingBinning,
+    SigmoidCalibration,
     SplineCalibration,
+    TemperatureScaling,
     UtilityPatchingRecalibrator,
+    VectorScaling,
     VennAbersCalibration,
 )
 from .scorers import CalibrationScorer, get_scorer, get_scorer_names, make_scorers
@@ -119,6 +125,12 @@ __all__ = [
     "UtilityPatchingRecalibrator",
     "RecalibratedClassifier",
     "AutoRecalibrator",
+    "SigmoidCalibration",
+    "BetaCalibration",
+    "TemperatureScaling",
+    "VectorScaling",
+    "MatrixScaling",
+    "DirichletCalibration",
     "OnlineMSRForecaster",
     "OnlineRecalibratedClassifier",
     "CalibrationSketch",

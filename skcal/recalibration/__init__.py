@@ -24,6 +24,14 @@ from ._patching import (
     UtilityPatchingRecalibrator,
     project_simplex,
 )
+from ._scaling import (
+    BetaCalibration,
+    DirichletCalibration,
+    MatrixScaling,
+    SigmoidCalibration,
+    TemperatureScaling,
+    VectorScaling,
+)
 from ._spline import SplineCalibration
 from ._venn_abers import VennAbersCalibration
 
@@ -38,4 +46,10 @@ __all__ = [
     "RecalibratedClassifier",
     "UtilityPatchingRecalibrator",
     "project_simplex",
+    "SigmoidCalibration",
+    "BetaCalibration",
+    "TemperatureScaling",
+    "VectorScaling",
+    "MatrixScaling",
+    "DirichletCalibration",
 ]
