@@ -9,7 +9,6 @@ the best (the one-standard-error rule of Breiman, Friedman, Olshen and Stone,
 that are not worse than the identity out of fold.
 """
 
-import importlib
 import numbers
 
 import numpy as np
@@ -20,13 +19,18 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from .._compat import Interval
 from ._base import BaseRecalibrator
-from ._common import (
-    ProbabilityPassthrough,
-    SklearnRecalibrator,
-    fit_recalibrator,
-    with_column_labels,
-)
+from ._binning import HistogramBinning, IsotonicCalibration, ScalingBinning
+from ._common import ProbabilityPassthrough, fit_recalibrator, with_column_labels
 from ._patching import UtilityPatchingRecalibrator
+from ._scaling import (
+    BetaCalibration,
+    DirichletCalibration,
+    SigmoidCalibration,
+    TemperatureScaling,
+    VectorScaling,
+)
+from ._spline import SplineCalibration
+from ._venn_abers import VennAbersCalibration
 
 __all__ = ["AutoRecalibrator"]
 
@@ -55,56 +59,30 @@ class IdentityRecalibrator(BaseRecalibrator):
         return P.copy()
 
 
-def _family(module, name):
-    """The family class ``name`` of ``skcal.recalibration.<module>``, or None.
-
-    The families are looked up by name so that the table below lists every
-    method skcal has and skips those a build lacks.
-    """
-    try:
-        found = importlib.import_module(f"skcal.recalibration.{module}")
-    except ImportError:
-        return None
-    return getattr(found, name, None)
-
-
-def _make(module, name, fallback=None):
-    cls = _family(module, name)
-    if cls is not None:
-        return cls()
-    return fallback() if fallback is not None else None
-
-
 def _patched(start):
     """Utility patching fitted on the cross-fitted output of ``start``."""
     return UtilityPatchingRecalibrator(init=start, init_cv=5, random_state=0)
 
 
-# name -> factory of the unfitted candidate (None when this build lacks it),
-# simplest first: the identity, one-parameter temperature, the per-class
-# scalings by the number of their parameters, then the non-parametric maps by
-# their flexibility, then utility patching after the simplest of each kind.
+# name -> factory of the unfitted candidate, simplest first: the identity,
+# one-parameter temperature, the per-class scalings by the number of their
+# parameters, then the non-parametric maps by their flexibility, then utility
+# patching alone and after the simplest of each kind.
 _CANDIDATES = {
     "identity": IdentityRecalibrator,
-    "temperature": lambda: _make(
-        "_scaling", "TemperatureScaling", lambda: SklearnRecalibrator("temperature")
-    ),
-    "sigmoid": lambda: _make(
-        "_scaling", "SigmoidCalibration", lambda: SklearnRecalibrator("sigmoid")
-    ),
-    "beta": lambda: _make("_scaling", "BetaCalibration"),
-    "vector": lambda: _make("_scaling", "VectorScaling"),
-    "dirichlet": lambda: _make("_scaling", "DirichletCalibration"),
-    "histogram": lambda: _make("_binning", "HistogramBinning"),
-    "isotonic": lambda: _make(
-        "_binning", "IsotonicCalibration", lambda: SklearnRecalibrator("isotonic")
-    ),
-    "scaling-binning": lambda: _make("_binning", "ScalingBinning"),
-    "spline": lambda: _make("_spline", "SplineCalibration"),
-    "venn-abers": lambda: _make("_venn_abers", "VennAbersCalibration"),
+    "temperature": TemperatureScaling,
+    "sigmoid": SigmoidCalibration,
+    "beta": BetaCalibration,
+    "vector": VectorScaling,
+    "dirichlet": DirichletCalibration,
+    "histogram": HistogramBinning,
+    "isotonic": IsotonicCalibration,
+    "scaling-binning": ScalingBinning,
+    "spline": SplineCalibration,
+    "venn-abers": VennAbersCalibration,
     "patching": UtilityPatchingRecalibrator,
-    "temperature+patching": lambda: _patched(_CANDIDATES["temperature"]()),
-    "isotonic+patching": lambda: _patched(_CANDIDATES["isotonic"]()),
+    "temperature+patching": lambda: _patched(TemperatureScaling()),
+    "isotonic+patching": lambda: _patched(IsotonicCalibration()),
 }
 _PATCHING = ("patching", "temperature+patching", "isotonic+patching")
 _ROW_SCORES = {"neg_log_loss": "log-loss", "neg_brier_score": "Brier score"}
@@ -116,8 +94,7 @@ def candidate_names():
     Returns
     -------
     names : list of str
-        Every name ``candidates=`` accepts; a name whose family this build
-        lacks is skipped by the default table.
+        Every name ``candidates=`` accepts.
     """
     return list(_CANDIDATES)
 
@@ -246,8 +223,8 @@ class AutoRecalibrator(BaseRecalibrator):
         The class of each column of ``X`` (an estimator's ``classes_``); by
         default the distinct labels of ``y``, which must then all occur.
     candidates : list of str, dict or None, default=None
-        None: every method of the table this build has (see
-        :func:`candidate_names`): "identity", "temperature", "sigmoid",
+        None: every method of the table (see ``candidate_names()`` in
+        this module): "identity", "temperature", "sigmoid",
         "beta", "vector", "dirichlet", "histogram", "isotonic",
         "scaling-binning", "spline", "venn-abers", and, unless the selection
         score is the log-loss, "patching", "temperature+patching" and
@@ -382,10 +359,8 @@ class AutoRecalibrator(BaseRecalibrator):
             return table
         if self.candidates is None:
             names = [n for n in _CANDIDATES if not (log_loss and n in _PATCHING)]
-            required = False
         else:
             names = ["identity"] + [n for n in self.candidates if n != "identity"]
-            required = True
         table = []
         for name in names:
             if name not in _CANDIDATES:
@@ -393,14 +368,7 @@ class AutoRecalibrator(BaseRecalibrator):
                     f"candidates has an unknown name {name!r}; the names are "
                     f"{candidate_names()}."
                 )
-            estimator = _CANDIDATES[name]()
-            if estimator is None:
-                if required:
-                    raise ValueError(
-                        f"candidate {name!r} is not available in this build of skcal."
-                    )
-                continue
-            table.append((name, estimator))
+            table.append((name, _CANDIDATES[name]()))
         return table
 
     def _scorer(self):
