@@ -140,13 +140,15 @@ def isotonic_blocks(x, t, w):
     weight. The unsmoothed fit of the block is ``S / W``.
     """
     values, Wg, Sg = group_sorted(x, t, w)
-    result = isotonic_regression(Sg / Wg, weights=Wg, increasing=True)
-    start = result.blocks[:-1]
+    fit = isotonic_regression(Sg / Wg, weights=Wg, increasing=True).x
+    # blocks are the level sets of the fit (adjacent pools of equal value are
+    # one block, whatever the tie convention of the solver)
+    start = np.flatnonzero(np.r_[True, fit[1:] != fit[:-1]])
     W = np.add.reduceat(Wg, start)
     S = np.add.reduceat(Sg, start)
     centre = np.add.reduceat(values * Wg, start) / W
     lo = values[start]
-    hi = values[result.blocks[1:] - 1]
+    hi = values[np.r_[start[1:], values.shape[0]] - 1]
     return lo, hi, centre, W, S
 
 
@@ -312,7 +314,8 @@ class _Bins:
     def thresholds(self, n_bins):
         """Thresholds between ``n_bins`` equal-weight bins (midpoints of neighbours).
 
-        A threshold that falls inside a run of equal values equals that value,
+        The bin boundary goes midway between the value at which the cumulative
+        weight reaches ``j / n_bins`` of the total and the next larger value,
         so ties are never split: a value ``v`` is in bin ``#{thresholds <= v}``.
         Thresholds that would leave a bin empty are dropped, so every bin
         holds calibration weight (ties can make fewer bins than asked).
@@ -323,8 +326,12 @@ class _Bins:
         total = self.cw[-1]
         position = np.searchsorted(self.cw[1:], total * np.arange(1, n_bins) / n_bins,
                                    side="left") + 1
-        position = np.clip(position, 1, n - 1)
-        thresholds = np.unique((self.x[position - 1] + self.x[position]) / 2.0)
+        below = self.x[np.clip(position, 1, n) - 1]
+        # midway between the value reached and the next larger value, so
+        # that weights and repeated rows give the same thresholds
+        above = np.searchsorted(self.x, below, side="right")
+        inside = above < n
+        thresholds = np.unique((below[inside] + self.x[above[inside]]) / 2.0)
         cut = np.searchsorted(self.x, thresholds, side="left")
         keep = (cut > 0) & (cut < n) & np.r_[True, np.diff(cut) > 0]
         return thresholds[keep]
