@@ -35,11 +35,12 @@ from .online import OnlineMSRForecaster, OnlineRecalibratedClassifier
 from .recalibration import (
     HistogramBinning,
     IsotonicCalibration,
+    RecalibratedClassifier,
     ScalingBinning,
     SplineCalibration,
+    UtilityPatchingRecalibrator,
     VennAbersCalibration,
 )
-from .recalibration import RecalibratedClassifier, UtilityPatchingRecalibrator
 from .scorers import CalibrationScorer, get_scorer, get_scorer_names, make_scorers
 from .sketch import CalibrationSketch
 from .tester import CalibrationTester, CalibrationTestResult

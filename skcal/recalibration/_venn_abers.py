@@ -248,10 +248,15 @@ class VennAbersCalibration(BaseRecalibrator):
     >>> y = np.array([0, 0, 1, 0, 1, 1])
     >>> va = VennAbersCalibration().fit(p, y)
     >>> p0, p1 = va.predict_pairs([0.5])
-    >>> float(p0[0]), float(p1[0])
-    (0.25, 0.6)
-    >>> va.predict_proba([0.5]).round(4)
-    array([[0.5556, 0.4444]])
+
+    With ``(0.5, 0)`` added the outcomes in score order are 0 0 1 [0] 0 1 1,
+    and the pool 1 0 0 around the test point gives ``p0 = 1/3``; with
+    ``(0.5, 1)``, the pool 1 1 0 gives ``p1 = 2/3``:
+
+    >>> print(round(float(p0[0]), 4), round(float(p1[0]), 4))
+    0.3333 0.6667
+    >>> va.predict_proba([0.5])
+    array([[0.5, 0.5]])
     """
 
     _parameter_constraints = {
