@@ -116,3 +116,19 @@ class OnProbabilities(ClassifierMixin, BaseEstimator):
     def predict(self, X):
         check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+def platt_by_bfgs(z, t, w):
+    """Platt's smoothed-target logistic fit of ``t`` on ``z`` by a generic optimiser."""
+    from scipy.optimize import minimize
+
+    n_pos = (w * t).sum()
+    n_neg = w.sum() - n_pos
+    T = np.where(t > 0.5, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+
+    def loss(theta):
+        s = theta[0] * z + theta[1]
+        return (w * (np.logaddexp(0, s) - T * s)).sum() / w.sum()
+
+    theta = minimize(loss, [1.0, 0.0], method="BFGS", options={"gtol": 1e-11}).x
+    return theta, loss

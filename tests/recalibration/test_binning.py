@@ -5,13 +5,18 @@ import warnings
 
 import numpy as np
 import pytest
-from reference_binning import OnProbabilities, histogram_binning, smoothed_isotonic_step
+from reference_binning import (
+    OnProbabilities,
+    histogram_binning,
+    platt_by_bfgs,
+    smoothed_isotonic_step,
+)
 from sklearn.base import clone
 from sklearn.isotonic import IsotonicRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcal.recalibration import HistogramBinning, IsotonicCalibration, ScalingBinning
-from skcal.recalibration._binning import isotonic_blocks
+from skcal.recalibration._binning import fit_platt, isotonic_blocks
 
 ALL = [IsotonicCalibration(random_state=0), HistogramBinning(random_state=0),
        ScalingBinning(random_state=0)]
@@ -84,6 +89,18 @@ def test_histogram_matches_reference():
         cal = HistogramBinning(labels=[0, 1], n_bins=b)
         ours = cal.fit(x, t.astype(int), sample_weight=w).predict_proba(s)[:, 1]
         np.testing.assert_allclose(ours, histogram_binning(x, t, w, b, s), atol=1e-12)
+
+
+def test_platt_newton_matches_generic_optimiser():
+    rng = np.random.default_rng(8)
+    for _ in range(40):
+        n = int(rng.integers(1, 150))
+        z = rng.normal(size=n) * 3
+        t = (rng.uniform(size=n) < 1 / (1 + np.exp(-z * rng.uniform(-1, 2)))).astype(float)
+        w = rng.integers(1, 4, n).astype(float)
+        (a, b) = fit_platt(z, t, w)
+        theta, loss = platt_by_bfgs(z, t, w)
+        assert loss([a, b]) <= loss(theta) + 1e-9
 
 
 def test_scaling_binning_outputs_bin_means_of_scaled_values():
