@@ -157,3 +157,20 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         check(estimator)
+
+
+def test_against_venn_abers_package_if_installed():
+    venn_abers = pytest.importorskip("venn_abers")
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        p = rng.uniform(size=300)
+        y = (rng.uniform(size=300) < p ** rng.uniform(0.5, 2)).astype(int)
+        pt = rng.uniform(size=50)
+        peer = venn_abers.VennAbers()
+        peer.fit(np.c_[1 - p, p], y)
+        their_proba, their_pairs = peer.predict_proba(np.c_[1 - pt, pt])
+        ours = VennAbersCalibration().fit(p, y)
+        p0, p1 = ours.predict_pairs(pt)
+        np.testing.assert_allclose(p0, their_pairs[:, 0], atol=1e-12)
+        np.testing.assert_allclose(p1, their_pairs[:, 1], atol=1e-12)
+        np.testing.assert_allclose(ours.predict_proba(pt), their_proba, atol=1e-12)
