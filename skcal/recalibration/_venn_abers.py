@@ -198,12 +198,16 @@ class VennAbersCalibration(BaseRecalibrator):
     them.
 
     With ``cross=K`` it is the cross-Venn-ABERS predictor (CVAP) of Vovk,
-    Petej and Fedorova: the calibration rows are split into ``K`` folds, one
-    IVAP is calibrated on each fold (the model is frozen, so the folds only
-    serve as calibration sets, as in the paper where the other folds train
-    the model), and the ``K`` pairs are merged by
+    Petej and Fedorova adapted to a frozen model: the calibration rows are
+    split into ``K`` folds, one IVAP is calibrated on the other ``K - 1``
+    folds for each fold, and the ``K`` pairs are merged by
     ``GM(p1) / (GM(1 - p0) + GM(p1))`` (geometric means), the log-loss
-    optimal merge of the paper.
+    optimal merge of the paper. In the paper each fold is the calibration
+    set and the other folds train the model; here there is no model to
+    train, and calibrating on one fold only (``n / K`` rows) measured worse
+    (held-out log-loss on digits with a random forest, 5 splits: 0.436
+    against 0.208 for the complements, and 0.189 for the inductive
+    predictor on all rows, which stays the default).
 
     Multiclass reduction: one-vs-rest, then the rows are normalised (two
     classes: the second column only, output ``[1 - p, p]``). One-vs-rest
@@ -231,8 +235,9 @@ class VennAbersCalibration(BaseRecalibrator):
     classes_ : ndarray of shape (n_classes,)
     n_classes_ : int
     maps_ : list of list
-        ``maps_[f][j]``: the ``(p0, p1)`` table of fold ``f`` (one fold
-        when inductive) for the ``j``-th mapped column.
+        ``maps_[f][j]``: the ``(p0, p1)`` table of the IVAP calibrated
+        without fold ``f`` (all rows when inductive) for the ``j``-th mapped
+        column.
 
     References
     ----------
@@ -275,7 +280,7 @@ class VennAbersCalibration(BaseRecalibrator):
             parts = [np.arange(P.shape[0])]
         else:
             rng = check_random_state(self.random_state)
-            parts = [test for _, test in
+            parts = [train for train, _ in
                      KFold(self.cross, shuffle=True, random_state=rng).split(P)]
             # a fold of zero total weight cannot calibrate: drop it
             parts = [rows for rows in parts if w[rows].sum() > 0]

@@ -63,7 +63,8 @@ def test_cross_merges_fold_pairs_geometrically():
     y = t.astype(int)
     va = VennAbersCalibration(cross=3, random_state=0).fit(x, y)
     s = np.linspace(0, 1, 11)
-    folds = [test for _, test in KFold(3, shuffle=True, random_state=0).split(x)]
+    # each IVAP calibrated on the rows outside one fold
+    folds = [train for train, _ in KFold(3, shuffle=True, random_state=0).split(x)]
     pairs = np.array([[venn_abers_pair(x[f], t[f], np.ones(f.shape[0]), v) for v in s]
                       for f in folds])  # (fold, point, 2)
     p0, p1 = va.predict_pairs(s)
