@@ -129,8 +129,9 @@ def _expected_failed_checks(estimator):
             "calibration map can undo"
         ),
         "check_classifiers_one_label": (
-            "one class only: as above, p0 = 0 and p1 = 1 below every calibration "
-            "score, merged 1/2, and the argmax tie goes to the first column"
+            "one class only: a score below every calibration score has p0 = 0, "
+            "p1 = 1, merged probability exactly 1/2, and the argmax tie goes to the "
+            "first column, as Venn-ABERS has no evidence there"
         ),
         "check_sample_weight_equivalence_on_dense_data": (
             "the adapter's softmax of X @ W rounds differently for the repeated and "
@@ -140,12 +141,6 @@ def _expected_failed_checks(estimator):
             "repetitions exactly (test_integer_weights_are_repetitions)"
         ),
     }
-    if estimator.estimator.cross is None:
-        failed["check_classifiers_one_label_sample_weights"] = (
-            "with the other class weighted out, a score below every calibration score "
-            "has p0 = 0, p1 = 1, merged probability exactly 1/2: the argmax tie goes to "
-            "the first class, as Venn-ABERS has no evidence there"
-        )
     return failed
 
 
