@@ -144,3 +144,14 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         check(estimator)
+
+
+def test_no_extrapolation_beyond_the_calibration_logits():
+    rng = np.random.default_rng(7)
+    p = rng.uniform(0.2, 0.8, 500)
+    y = (rng.uniform(size=500) < p).astype(int)
+    cal = SplineCalibration(random_state=0).fit(p, y)
+    low = cal.predict_proba([0.0, 0.01, p.min()])[:, 1]
+    high = cal.predict_proba([p.max(), 0.99, 1.0])[:, 1]
+    np.testing.assert_allclose(low, low[-1], rtol=1e-3)
+    np.testing.assert_allclose(high, high[0], rtol=1e-3)
