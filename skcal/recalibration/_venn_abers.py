@@ -107,48 +107,52 @@ def venn_abers_table(x, t, w):
     D = np.r_[0.0, np.cumsum(S)]
     L = _prefix_block_starts(C, D)
     R = _suffix_block_ends(C, D)
-    g = np.arange(2 * k + 1) // 2
-    tie = np.arange(2 * k + 1) % 2 == 1
+    # the block of the prefix fit ending at group e, indexed by e + 1, and
+    # the block of the suffix fit starting at group s, indexed by s; index 0
+    # (resp. k) is a sentinel block of mean -inf (resp. +inf) that never merges
+    big = np.finfo(np.float64).max
+    e = np.arange(k)
+    left_W = np.r_[1.0, C[e + 1] - C[L]]
+    left_S = np.r_[-big, D[e + 1] - D[L]]
+    left_next = np.r_[-1, L - 1]
+    right_W = np.r_[C[R + 1] - C[e], 1.0]
+    right_S = np.r_[D[R + 1] - D[e], big]
+    right_next = np.r_[R + 1, k]
+    position = np.arange(2 * k + 1)
+    g = position // 2
+    tie = position % 2 == 1
     # the test point's block: its group (if tied) plus the test point;
     # lo is the last group to its left, hi the first to its right
     lo0 = g - 1
     hi0 = np.where(tie, g + 1, g)
-    gW = np.where(tie, W[np.minimum(g, k - 1)] if k else 0.0, 0.0)
-    gS = np.where(tie, S[np.minimum(g, k - 1)] if k else 0.0, 0.0)
+    gk = np.minimum(g, k - 1)
+    gW = np.where(tie, W[gk], 0.0)
+    gS = np.where(tie, S[gk], 0.0)
     out = []
-    for y in (0.0, 1.0):
-        cW, cS = gW + 1.0, gS + y
-        lo, hi = lo0.copy(), hi0.copy()
-        active = np.arange(2 * k + 1)
-        moved = np.zeros(2 * k + 1, dtype=bool)
-        while active.shape[0]:
-            moved[active] = False
-            # left: absorb the last block of the fit left of the test block
-            a = active[lo[active] >= 0]
-            if a.shape[0]:
-                end = lo[a]
-                start = L[end]
-                bW, bS = C[end + 1] - C[start], D[end + 1] - D[start]
-                m = bS * cW[a] >= cS[a] * bW
-                a = a[m]
-                cW[a] += bW[m]
-                cS[a] += bS[m]
-                lo[a] = start[m] - 1
-                moved[a] = True
-            # right: absorb the first block of the fit right of the test block
-            b = active[hi[active] < k]
-            if b.shape[0]:
-                start = hi[b]
-                end = R[start]
-                bW, bS = C[end + 1] - C[start], D[end + 1] - D[start]
-                m = cS[b] * bW >= bS * cW[b]
-                b = b[m]
-                cW[b] += bW[m]
-                cS[b] += bS[m]
-                hi[b] = end[m] + 1
-                moved[b] = True
-            active = active[moved[active]]
-        out.append(cS / cW)
+    with np.errstate(over="ignore"):
+        for y in (0.0, 1.0):
+            cW, cS = gW + 1.0, gS + y
+            lo, hi = lo0.copy(), hi0.copy()
+            active = position
+            while active.shape[0]:
+                # left: absorb the last block of the fit left of the test block
+                i = lo[active] + 1
+                bW, bS = left_W[i], left_S[i]
+                aW, aS = cW[active], cS[active]
+                m_left = bS * aW >= aS * bW
+                aW = np.where(m_left, aW + bW, aW)
+                aS = np.where(m_left, aS + bS, aS)
+                lo[active] = np.where(m_left, left_next[i], lo[active])
+                # right: absorb the first block of the fit right of the test block
+                j = hi[active]
+                bW, bS = right_W[j], right_S[j]
+                m_right = aS * bW >= bS * aW
+                aW = np.where(m_right, aW + bW, aW)
+                aS = np.where(m_right, aS + bS, aS)
+                hi[active] = np.where(m_right, right_next[j], j)
+                cW[active], cS[active] = aW, aS
+                active = active[m_left | m_right]
+            out.append(cS / cW)
     return values, out[0], out[1]
 
 
