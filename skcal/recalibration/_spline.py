@@ -143,7 +143,10 @@ class _SplineMap:
         self.beta = beta
 
     def __call__(self, z):
-        return self.spline.basis((z - self.centre) / self.scale) @ self.beta
+        u = (z - self.centre) / self.scale
+        # no extrapolation beyond the calibration logits (the outer knots)
+        u = np.clip(u, self.spline.knots[0], self.spline.knots[-1])
+        return self.spline.basis(u) @ self.beta
 
 
 class SplineCalibration(BaseRecalibrator):
@@ -165,9 +168,12 @@ class SplineCalibration(BaseRecalibrator):
 
     Logits take logarithms of ``p`` and of the sum of the other columns
     with the floor ``2.2e-16`` inside the logarithm (an exact 0 or 1 input
-    becomes a logit of -36.04 or +36.04); the data are not changed. The
-    outputs are computed in log space and are strictly inside (0, 1) unless
-    the fitted log-odds exceed about 700 in size.
+    becomes a logit of -36.04 or +36.04); the data are not changed. A new
+    logit outside the range of the calibration logits is mapped as the
+    nearest end of that range (the spline is not extrapolated beyond the
+    data). The outputs are computed in log space: none is exactly 0 unless
+    a fitted log-odds exceeds about 745 in size (so the log-loss is finite),
+    while a probability within ``1.1e-16`` of 1 is stored as 1.0.
 
     For speed, the fit summarises the rows on at most ``max_groups`` groups
     of the logit (the distinct values when there are fewer: then it is

@@ -107,48 +107,52 @@ def venn_abers_table(x, t, w):
     D = np.r_[0.0, np.cumsum(S)]
     L = _prefix_block_starts(C, D)
     R = _suffix_block_ends(C, D)
-    g = np.arange(2 * k + 1) // 2
-    tie = np.arange(2 * k + 1) % 2 == 1
+    # the block of the prefix fit ending at group e, indexed by e + 1, and
+    # the block of the suffix fit starting at group s, indexed by s; index 0
+    # (resp. k) is a sentinel block of mean -inf (resp. +inf) that never merges
+    big = np.finfo(np.float64).max
+    e = np.arange(k)
+    left_W = np.r_[1.0, C[e + 1] - C[L]]
+    left_S = np.r_[-big, D[e + 1] - D[L]]
+    left_next = np.r_[-1, L - 1]
+    right_W = np.r_[C[R + 1] - C[e], 1.0]
+    right_S = np.r_[D[R + 1] - D[e], big]
+    right_next = np.r_[R + 1, k]
+    position = np.arange(2 * k + 1)
+    g = position // 2
+    tie = position % 2 == 1
     # the test point's block: its group (if tied) plus the test point;
     # lo is the last group to its left, hi the first to its right
     lo0 = g - 1
     hi0 = np.where(tie, g + 1, g)
-    gW = np.where(tie, W[np.minimum(g, k - 1)] if k else 0.0, 0.0)
-    gS = np.where(tie, S[np.minimum(g, k - 1)] if k else 0.0, 0.0)
+    gk = np.minimum(g, k - 1)
+    gW = np.where(tie, W[gk], 0.0)
+    gS = np.where(tie, S[gk], 0.0)
     out = []
-    for y in (0.0, 1.0):
-        cW, cS = gW + 1.0, gS + y
-        lo, hi = lo0.copy(), hi0.copy()
-        active = np.arange(2 * k + 1)
-        moved = np.zeros(2 * k + 1, dtype=bool)
-        while active.shape[0]:
-            moved[active] = False
-            # left: absorb the last block of the fit left of the test block
-            a = active[lo[active] >= 0]
-            if a.shape[0]:
-                end = lo[a]
-                start = L[end]
-                bW, bS = C[end + 1] - C[start], D[end + 1] - D[start]
-                m = bS * cW[a] >= cS[a] * bW
-                a = a[m]
-                cW[a] += bW[m]
-                cS[a] += bS[m]
-                lo[a] = start[m] - 1
-                moved[a] = True
-            # right: absorb the first block of the fit right of the test block
-            b = active[hi[active] < k]
-            if b.shape[0]:
-                start = hi[b]
-                end = R[start]
-                bW, bS = C[end + 1] - C[start], D[end + 1] - D[start]
-                m = cS[b] * bW >= bS * cW[b]
-                b = b[m]
-                cW[b] += bW[m]
-                cS[b] += bS[m]
-                hi[b] = end[m] + 1
-                moved[b] = True
-            active = active[moved[active]]
-        out.append(cS / cW)
+    with np.errstate(over="ignore"):
+        for y in (0.0, 1.0):
+            cW, cS = gW + 1.0, gS + y
+            lo, hi = lo0.copy(), hi0.copy()
+            active = position
+            while active.shape[0]:
+                # left: absorb the last block of the fit left of the test block
+                i = lo[active] + 1
+                bW, bS = left_W[i], left_S[i]
+                aW, aS = cW[active], cS[active]
+                m_left = bS * aW >= aS * bW
+                aW = np.where(m_left, aW + bW, aW)
+                aS = np.where(m_left, aS + bS, aS)
+                lo[active] = np.where(m_left, left_next[i], lo[active])
+                # right: absorb the first block of the fit right of the test block
+                j = hi[active]
+                bW, bS = right_W[j], right_S[j]
+                m_right = aS * bW >= bS * aW
+                aW = np.where(m_right, aW + bW, aW)
+                aS = np.where(m_right, aS + bS, aS)
+                hi[active] = np.where(m_right, right_next[j], j)
+                cW[active], cS[active] = aW, aS
+                active = active[m_left | m_right]
+            out.append(cS / cW)
     return values, out[0], out[1]
 
 
@@ -198,12 +202,16 @@ class VennAbersCalibration(BaseRecalibrator):
     them.
 
     With ``cross=K`` it is the cross-Venn-ABERS predictor (CVAP) of Vovk,
-    Petej and Fedorova: the calibration rows are split into ``K`` folds, one
-    IVAP is calibrated on each fold (the model is frozen, so the folds only
-    serve as calibration sets, as in the paper where the other folds train
-    the model), and the ``K`` pairs are merged by
+    Petej and Fedorova adapted to a frozen model: the calibration rows are
+    split into ``K`` folds, one IVAP is calibrated on the other ``K - 1``
+    folds for each fold, and the ``K`` pairs are merged by
     ``GM(p1) / (GM(1 - p0) + GM(p1))`` (geometric means), the log-loss
-    optimal merge of the paper.
+    optimal merge of the paper. In the paper each fold is the calibration
+    set and the other folds train the model; here there is no model to
+    train, and calibrating on one fold only (``n / K`` rows) measured worse
+    (held-out log-loss on digits with a random forest, 5 splits: 0.436
+    against 0.208 for the complements, and 0.189 for the inductive
+    predictor on all rows, which stays the default).
 
     Multiclass reduction: one-vs-rest, then the rows are normalised (two
     classes: the second column only, output ``[1 - p, p]``). One-vs-rest
@@ -231,8 +239,9 @@ class VennAbersCalibration(BaseRecalibrator):
     classes_ : ndarray of shape (n_classes,)
     n_classes_ : int
     maps_ : list of list
-        ``maps_[f][j]``: the ``(p0, p1)`` table of fold ``f`` (one fold
-        when inductive) for the ``j``-th mapped column.
+        ``maps_[f][j]``: the ``(p0, p1)`` table of the IVAP calibrated
+        without fold ``f`` (all rows when inductive) for the ``j``-th mapped
+        column.
 
     References
     ----------
@@ -248,10 +257,15 @@ class VennAbersCalibration(BaseRecalibrator):
     >>> y = np.array([0, 0, 1, 0, 1, 1])
     >>> va = VennAbersCalibration().fit(p, y)
     >>> p0, p1 = va.predict_pairs([0.5])
-    >>> float(p0[0]), float(p1[0])
-    (0.25, 0.6)
-    >>> va.predict_proba([0.5]).round(4)
-    array([[0.5556, 0.4444]])
+
+    With ``(0.5, 0)`` added the outcomes in score order are 0 0 1 [0] 0 1 1,
+    and the pool 1 0 0 around the test point gives ``p0 = 1/3``; with
+    ``(0.5, 1)``, the pool 1 1 0 gives ``p1 = 2/3``:
+
+    >>> print(round(float(p0[0]), 4), round(float(p1[0]), 4))
+    0.3333 0.6667
+    >>> va.predict_proba([0.5])
+    array([[0.5, 0.5]])
     """
 
     _parameter_constraints = {
@@ -270,7 +284,7 @@ class VennAbersCalibration(BaseRecalibrator):
             parts = [np.arange(P.shape[0])]
         else:
             rng = check_random_state(self.random_state)
-            parts = [test for _, test in
+            parts = [train for train, _ in
                      KFold(self.cross, shuffle=True, random_state=rng).split(P)]
             # a fold of zero total weight cannot calibrate: drop it
             parts = [rows for rows in parts if w[rows].sum() > 0]
