@@ -111,11 +111,44 @@ def _binary_loss(S, T, w):
 
     ``S`` and ``T`` are ``(n, K)``: ``K`` independent binary problems.
     """
-    loss = w @ (np.logaddexp(0.0, S) - T * S).sum(axis=1)
-    G = expit(S)
+    # one exp: log(1 + e^s) = max(s, 0) + log1p(e), sigmoid(s) from e, with
+    # e = exp(-|s|) <= 1 (no overflow)
+    e = np.exp(-np.abs(S))
+    loss = w @ (np.maximum(S, 0.0) + np.log1p(e) - T * S).sum(axis=1)
+    G = np.where(S >= 0, 1.0, e)
+    G /= 1.0 + e
     G -= T
     G *= w[:, None]
     return loss, G
+
+
+def _fit_one_vs_rest(features, T, w, slopes0, nonnegative):
+    """Fit ``sigmoid(sum_j a_j * F_j + c)`` per column against targets ``T``.
+
+    ``features`` is a list of ``(n, K)`` arrays, ``slopes0`` the starting
+    slopes (one ``(K,)`` array per feature; the intercepts start at 0);
+    ``nonnegative`` bounds the slopes below by 0. The ``K`` problems are
+    independent and solved jointly (one pass over the data per iteration).
+    Returns the slopes (list) and the intercepts.
+    """
+    K = T.shape[1]
+    J = len(features)
+    total = w.sum()
+
+    def fun(theta):
+        S = np.broadcast_to(theta[J * K:], T.shape).copy()
+        for j in range(J):
+            S += features[j] * theta[j * K:(j + 1) * K]
+        loss, G = _binary_loss(S, T, w)
+        grads = [(G * F).sum(axis=0) for F in features] + [G.sum(axis=0)]
+        return loss / total, np.concatenate(grads) / total
+
+    x0 = np.concatenate(list(slopes0) + [np.zeros(K)])
+    bounds = None
+    if nonnegative:
+        bounds = [(0.0, None)] * (J * K) + [(None, None)] * K
+    theta = _lbfgs(fun, x0, bounds)
+    return [theta[j * K:(j + 1) * K] for j in range(J)], theta[J * K:]
 
 
 def _normalise_log(logQ):
@@ -217,17 +250,8 @@ class SigmoidCalibration(BaseRecalibrator):
         T = _one_vs_rest_targets(y, w, C, self.target_smoothing)
         if C == 2:
             T = T[:, 1:]
-        K = F.shape[1]
-        total = w.sum()
-
-        def fun(theta):
-            a, b = theta[:K], theta[K:]
-            loss, G = _binary_loss(F * a + b, T, w)
-            grad = np.concatenate([(G * F).sum(axis=0), G.sum(axis=0)])
-            return loss / total, grad / total
-
-        theta = _lbfgs(fun, np.concatenate([np.ones(K), np.zeros(K)]))
-        self.coef_, self.intercept_ = theta[:K], theta[K:]
+        (a,), b = _fit_one_vs_rest([F], T, w, [np.ones(F.shape[1])], False)
+        self.coef_, self.intercept_ = a, b
 
     def _predict_proba(self, P):
         return _one_vs_rest_output(
@@ -302,19 +326,8 @@ class BetaCalibration(BaseRecalibrator):
         if C == 2:
             T = T[:, 1:]
         K = L1.shape[1]
-        total = w.sum()
-
-        def fun(theta):
-            a, b, c = theta[:K], theta[K:2 * K], theta[2 * K:]
-            loss, G = _binary_loss(L1 * a - L0 * b + c, T, w)
-            grad = np.concatenate(
-                [(G * L1).sum(axis=0), -(G * L0).sum(axis=0), G.sum(axis=0)]
-            )
-            return loss / total, grad / total
-
-        bounds = [(0.0, None)] * (2 * K) + [(None, None)] * K
-        theta = _lbfgs(fun, np.concatenate([np.ones(2 * K), np.zeros(K)]), bounds)
-        self.a_, self.b_, self.c_ = theta[:K], theta[K:2 * K], theta[2 * K:]
+        (a, b), c = _fit_one_vs_rest([L1, -L0], T, w, [np.ones(K), np.ones(K)], True)
+        self.a_, self.b_, self.c_ = a, b, c
 
     def _predict_proba(self, P):
         L1, L0 = self._features(P)
