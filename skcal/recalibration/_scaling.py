@@ -78,7 +78,7 @@ def _lbfgs(fun, x0, bounds=None, max_iter=1000):
             jac=True,
             method="L-BFGS-B",
             bounds=bounds,
-            options={"maxiter": max_iter, "gtol": 1e-7, "ftol": 1e-11},
+            options={"maxiter": max_iter, "gtol": 1e-7, "ftol": 1e-10},
         )
     return result.x
 
@@ -111,11 +111,44 @@ def _binary_loss(S, T, w):
 
     ``S`` and ``T`` are ``(n, K)``: ``K`` independent binary problems.
     """
-    loss = w @ (np.logaddexp(0.0, S) - T * S).sum(axis=1)
-    G = expit(S)
+    # one exp: log(1 + e^s) = max(s, 0) + log1p(e), sigmoid(s) from e, with
+    # e = exp(-|s|) <= 1 (no overflow)
+    e = np.exp(-np.abs(S))
+    loss = w @ (np.maximum(S, 0.0) + np.log1p(e) - T * S).sum(axis=1)
+    G = np.where(S >= 0, 1.0, e)
+    G /= 1.0 + e
     G -= T
     G *= w[:, None]
     return loss, G
+
+
+def _fit_one_vs_rest(features, T, w, slopes0, nonnegative):
+    """Fit ``sigmoid(sum_j a_j * F_j + c)`` per column against targets ``T``.
+
+    ``features`` is a list of ``(n, K)`` arrays, ``slopes0`` the starting
+    slopes (one ``(K,)`` array per feature; the intercepts start at 0);
+    ``nonnegative`` bounds the slopes below by 0. The ``K`` problems are
+    independent and solved jointly (one pass over the data per iteration).
+    Returns the slopes (list) and the intercepts.
+    """
+    K = T.shape[1]
+    J = len(features)
+    total = w.sum()
+
+    def fun(theta):
+        S = np.broadcast_to(theta[J * K:], T.shape).copy()
+        for j in range(J):
+            S += features[j] * theta[j * K:(j + 1) * K]
+        loss, G = _binary_loss(S, T, w)
+        grads = [(G * F).sum(axis=0) for F in features] + [G.sum(axis=0)]
+        return loss / total, np.concatenate(grads) / total
+
+    x0 = np.concatenate(list(slopes0) + [np.zeros(K)])
+    bounds = None
+    if nonnegative:
+        bounds = [(0.0, None)] * (J * K) + [(None, None)] * K
+    theta = _lbfgs(fun, x0, bounds)
+    return [theta[j * K:(j + 1) * K] for j in range(J)], theta[J * K:]
 
 
 def _normalise_log(logQ):
@@ -217,17 +250,8 @@ class SigmoidCalibration(BaseRecalibrator):
         T = _one_vs_rest_targets(y, w, C, self.target_smoothing)
         if C == 2:
             T = T[:, 1:]
-        K = F.shape[1]
-        total = w.sum()
-
-        def fun(theta):
-            a, b = theta[:K], theta[K:]
-            loss, G = _binary_loss(F * a + b, T, w)
-            grad = np.concatenate([(G * F).sum(axis=0), G.sum(axis=0)])
-            return loss / total, grad / total
-
-        theta = _lbfgs(fun, np.concatenate([np.ones(K), np.zeros(K)]))
-        self.coef_, self.intercept_ = theta[:K], theta[K:]
+        (a,), b = _fit_one_vs_rest([F], T, w, [np.ones(F.shape[1])], False)
+        self.coef_, self.intercept_ = a, b
 
     def _predict_proba(self, P):
         return _one_vs_rest_output(
@@ -302,19 +326,8 @@ class BetaCalibration(BaseRecalibrator):
         if C == 2:
             T = T[:, 1:]
         K = L1.shape[1]
-        total = w.sum()
-
-        def fun(theta):
-            a, b, c = theta[:K], theta[K:2 * K], theta[2 * K:]
-            loss, G = _binary_loss(L1 * a - L0 * b + c, T, w)
-            grad = np.concatenate(
-                [(G * L1).sum(axis=0), -(G * L0).sum(axis=0), G.sum(axis=0)]
-            )
-            return loss / total, grad / total
-
-        bounds = [(0.0, None)] * (2 * K) + [(None, None)] * K
-        theta = _lbfgs(fun, np.concatenate([np.ones(2 * K), np.zeros(K)]), bounds)
-        self.a_, self.b_, self.c_ = theta[:K], theta[K:2 * K], theta[2 * K:]
+        (a, b), c = _fit_one_vs_rest([L1, -L0], T, w, [np.ones(K), np.ones(K)], True)
+        self.a_, self.b_, self.c_ = a, b, c
 
     def _predict_proba(self, P):
         L1, L0 = self._features(P)
@@ -383,33 +396,87 @@ class TemperatureScaling(BaseRecalibrator):
         return _softmax(_log_floor(P) / self.temperature_)
 
 
-class _AffineLogScaling(BaseRecalibrator):
-    """``softmax(log(P) @ W.T + b)`` fitted by penalised weighted log-loss.
+def _whitening(L, w, diagonal):
+    """Weighted mean ``mu`` and a matrix ``M`` with ``(L - mu) @ M`` of unit covariance.
 
-    Subclasses choose the parameterisation (``_unpack``) and the penalty
-    (``_penalty``); the loss and its gradient are shared.
+    ``diagonal``: ``M`` scales each column only. Directions without variance
+    (constant columns, one row) keep a unit scale.
     """
+    p = w / w.sum()
+    mu = p @ L
+    Lc = L - mu
+    if diagonal:
+        sd = np.sqrt(p @ (Lc * Lc))
+        sd[~(sd > 1e-12 * max(sd.max(), 1.0))] = 1.0
+        return mu, np.diag(1.0 / sd)
+    cov = (Lc * p[:, None]).T @ Lc
+    vals, vecs = np.linalg.eigh(cov)
+    vals = np.where(vals > 1e-12 * max(vals.max(), 1.0), vals, 1.0)
+    return mu, vecs / np.sqrt(vals)
 
-    def _loss_and_grad(self, L, y, w, total, penalty):
-        C = L.shape[1]
-        LT = np.ascontiguousarray(L.T)
 
-        def fun(theta):
-            W, b = self._unpack(theta, C)
-            ST = W @ LT
-            ST += b[:, None]
-            loss, GT = _softmax_loss(ST, y, w)
-            gW = GT @ L
-            gb = GT.sum(axis=1)
-            loss /= total
-            grad = self._pack_grad(gW, gb) / total
-            if penalty is not None:
-                pen, pgrad = penalty(theta, C)
-                loss += pen
-                grad += pgrad
-            return loss, grad
+def _affine_objective(L, y, w, penalty, diagonal):
+    """Penalised weighted mean log-loss of ``softmax(L @ W.T + b)``, preconditioned.
 
-        return fun
+    L-BFGS runs on ``(V, c)`` with ``W = V @ M.T`` and ``b = c - W @ mu``,
+    where ``(L - mu) @ M`` has unit covariance (``_whitening``): the same
+    model, but the curvature of the log-loss is far better conditioned (the
+    logarithms of small probabilities have much larger spreads than those of
+    large ones), so L-BFGS needs several times fewer passes. ``penalty(W, b)``
+    returns the penalty and its gradients in ``W`` and ``b``; ``diagonal``
+    restricts ``W`` (and ``V``) to diagonal matrices.
+
+    Returns ``fun(theta)`` (value and gradient), ``to_theta(W, b)`` and
+    ``from_theta(theta)``.
+    """
+    C = L.shape[1]
+    total = w.sum()
+    mu, M = _whitening(L, w, diagonal)
+    Lw = (L - mu) @ M
+    LwT = np.ascontiguousarray(Lw.T)
+    Mmu = M.T @ mu
+    k = C if diagonal else C * C
+
+    def from_theta(theta):
+        V = np.diag(theta[:C]) if diagonal else theta[:k].reshape(C, C)
+        W = V @ M.T
+        return W, theta[k:] - W @ mu
+
+    def to_theta(W, b):
+        V = W @ np.linalg.inv(M.T)
+        c = b + W @ mu
+        return np.concatenate([np.diag(V) if diagonal else V.ravel(), c])
+
+    def fun(theta):
+        V = theta[:k] if diagonal else theta[:k].reshape(C, C)
+        c = theta[k:]
+        ST = V[:, None] * LwT if diagonal else V @ LwT
+        ST += c[:, None]
+        loss, GT = _softmax_loss(ST, y, w)
+        gV = (GT * LwT).sum(axis=1) if diagonal else GT @ Lw
+        gc = GT.sum(axis=1)
+        loss /= total
+        gV /= total
+        gc /= total
+        if penalty is not None:
+            W, b = from_theta(theta)
+            pen, gW, gb = penalty(W, b)
+            loss += pen
+            gVp = gW @ M - np.outer(gb, Mmu)
+            gV += np.diag(gVp) if diagonal else gVp
+            gc += gb
+        return loss, np.concatenate([gV.ravel(), gc])
+
+    return fun, to_theta, from_theta
+
+
+def _fit_affine(L, y, w, penalty, W0, b0, diagonal=False):
+    fun, to_theta, from_theta = _affine_objective(L, y, w, penalty, diagonal)
+    return from_theta(_lbfgs(fun, to_theta(W0, b0)))
+
+
+class _AffineLogScaling(BaseRecalibrator):
+    """``softmax(log(P) @ W.T + b)``: the prediction shared by the affine maps."""
 
     def _predict_proba(self, P):
         return _softmax(_log_floor(P) @ self.coef_.T + self.intercept_)
@@ -463,47 +530,24 @@ class VectorScaling(_AffineLogScaling):
         self.labels = labels
         self.alpha = alpha
 
-    @staticmethod
-    def _unpack(theta, C):
-        return np.diag(theta[:C]), theta[C:]
-
-    @staticmethod
-    def _pack_grad(gW, gb):
-        return np.concatenate([np.diag(gW), gb])
-
     def _fit(self, P, y, w):
         C = P.shape[1]
-        L = _log_floor(P)
-        alpha = self.alpha
-
-        def penalty(theta, C):
-            d = theta.copy()
-            d[:C] -= 1.0
-            return alpha * (d @ d), 2.0 * alpha * d
-
-        fun = self._loss_and_grad(L, y, w, w.sum(), penalty)
-        theta = _lbfgs(fun, np.concatenate([np.ones(C), np.zeros(C)]))
-        self.coef_, self.intercept_ = self._unpack(theta, C)
-
-
-def _full_unpack(theta, C):
-    return theta[: C * C].reshape(C, C), theta[C * C:]
-
-
-def _full_pack_grad(gW, gb):
-    return np.concatenate([gW.ravel(), gb])
-
-
-def _identity_theta(C):
-    return np.concatenate([np.eye(C).ravel(), np.zeros(C)])
+        self.coef_, self.intercept_ = _fit_affine(
+            _log_floor(P), y, w, _l2_penalty(self.alpha), np.eye(C), np.zeros(C),
+            diagonal=True,
+        )
 
 
 def _l2_penalty(strength):
     """``strength * (||W - I||^2 + ||b||^2)``: a ridge towards the identity map."""
 
-    def penalty(theta, C):
-        d = theta - _identity_theta(C)
-        return strength * (d @ d), 2.0 * strength * d
+    def penalty(W, b):
+        D = W - np.eye(W.shape[0])
+        return (
+            strength * (np.sum(D * D) + b @ b),
+            2.0 * strength * D,
+            2.0 * strength * b,
+        )
 
     return penalty
 
@@ -511,12 +555,15 @@ def _l2_penalty(strength):
 def _odir_penalty(lam, mu):
     """ODIR of Kull et al. (2019): ``lam/(C(C-1)) sum_{i!=j} W_ij^2 + mu/C sum_j b_j^2``."""
 
-    def penalty(theta, C):
-        scale = np.zeros(C * C + C)
-        off = ~np.eye(C, dtype=bool)
-        scale[: C * C][off.ravel()] = lam / (C * (C - 1))
-        scale[C * C:] = mu / C
-        return scale @ (theta * theta), 2.0 * scale * theta
+    def penalty(W, b):
+        C = W.shape[0]
+        off = W - np.diag(np.diag(W))
+        s_w, s_b = lam / (C * (C - 1)), mu / C
+        return (
+            s_w * np.sum(off * off) + s_b * (b @ b),
+            2.0 * s_w * off,
+            2.0 * s_b * b,
+        )
 
     return penalty
 
@@ -574,15 +621,11 @@ class MatrixScaling(_AffineLogScaling):
         self.labels = labels
         self.alpha = alpha
 
-    _unpack = staticmethod(_full_unpack)
-    _pack_grad = staticmethod(_full_pack_grad)
-
     def _fit(self, P, y, w):
         C = P.shape[1]
-        fun = self._loss_and_grad(
-            _log_floor(P), y, w, w.sum(), _l2_penalty(self.alpha)
+        self.coef_, self.intercept_ = _fit_affine(
+            _log_floor(P), y, w, _l2_penalty(self.alpha), np.eye(C), np.zeros(C)
         )
-        self.coef_, self.intercept_ = _full_unpack(_lbfgs(fun, _identity_theta(C)), C)
 
 
 class DirichletCalibration(_AffineLogScaling):
@@ -628,8 +671,14 @@ class DirichletCalibration(_AffineLogScaling):
         The grid of ``mu`` (ODIR only); ``None`` ties ``mu`` to ``lambda``.
     cv : int, default=3
         Number of inner folds.
+    max_cv_samples : int or None, default=10_000
+        The cross-validation runs on a random subset of this many rows when
+        there are more (``None``: always on all rows); the chosen strengths
+        are then multiplied by the subset's share of the total weight, which
+        keeps the prior strength (total weight times ``lambda``) that won on
+        the subset. The final fit always uses every row.
     random_state : int, RandomState instance or None, default=None
-        Shuffling of the inner folds.
+        The subset and the shuffling of the inner folds.
 
     Attributes
     ----------
@@ -640,11 +689,12 @@ class DirichletCalibration(_AffineLogScaling):
     intercept_ : ndarray of shape (n_classes,)
         ``b``.
     reg_lambda_, reg_mu_ : float
-        The chosen strengths (``reg_mu_`` is ``lambda`` for ``reg="l2"``).
+        The strengths of the final fit (``reg_mu_`` is ``lambda`` for
+        ``reg="l2"``).
     cv_results_ : dict
         ``"reg_lambda"``, ``"reg_mu"`` and ``"log_loss"`` (the out-of-fold
-        weighted mean log-loss) of each grid point; empty without
-        cross-validation.
+        weighted mean log-loss) of each grid point, on the rows of the
+        cross-validation; empty without cross-validation.
 
     Examples
     --------
@@ -664,6 +714,7 @@ class DirichletCalibration(_AffineLogScaling):
         "reg_lambdas": ["array-like", None],
         "reg_mus": ["array-like", None],
         "cv": [Interval(numbers.Integral, 2, None, closed="left")],
+        "max_cv_samples": [Interval(numbers.Integral, 2, None, closed="left"), None],
         "random_state": ["random_state"],
     }
 
@@ -674,6 +725,7 @@ class DirichletCalibration(_AffineLogScaling):
         reg_lambdas=None,
         reg_mus=None,
         cv=3,
+        max_cv_samples=10_000,
         random_state=None,
     ):
         self.labels = labels
@@ -681,10 +733,8 @@ class DirichletCalibration(_AffineLogScaling):
         self.reg_lambdas = reg_lambdas
         self.reg_mus = reg_mus
         self.cv = cv
+        self.max_cv_samples = max_cv_samples
         self.random_state = random_state
-
-    _unpack = staticmethod(_full_unpack)
-    _pack_grad = staticmethod(_full_pack_grad)
 
     def _grid(self):
         lams = (
@@ -715,13 +765,11 @@ class DirichletCalibration(_AffineLogScaling):
     def _penalty(self, lam, mu):
         return _l2_penalty(lam) if self.reg == "l2" else _odir_penalty(lam, mu)
 
-    def _fit_one(self, L, y, w, lam, mu, theta0):
-        fun = self._loss_and_grad(L, y, w, w.sum(), self._penalty(lam, mu))
-        return _lbfgs(fun, theta0)
+    def _fit_one(self, L, y, w, lam, mu, start):
+        return _fit_affine(L, y, w, self._penalty(lam, mu), *start)
 
-    def _folds(self, y, w):
+    def _folds(self, y, w, rng):
         n = y.shape[0]
-        rng = check_random_state(self.random_state)
         counts = np.bincount(y[w > 0], minlength=self.n_classes_)
         if np.all(counts >= self.cv):
             splitter = StratifiedKFold(self.cv, shuffle=True, random_state=rng)
@@ -737,31 +785,39 @@ class DirichletCalibration(_AffineLogScaling):
         n = y.shape[0]
         if n < 2 * self.cv or len(pairs) == 1:
             lam, mu = pairs[0]
-            theta = self._fit_one(L, y, w, lam, mu, _identity_theta(C))
+            fitted = self._fit_one(L, y, w, lam, mu, (np.eye(C), np.zeros(C)))
         else:
+            rng = check_random_state(self.random_state)
+            rows, scale = np.arange(n), 1.0
+            if self.max_cv_samples is not None and n > self.max_cv_samples:
+                rows = np.sort(rng.choice(n, self.max_cv_samples, replace=False))
+                # keep the prior strength (total weight x lambda) chosen on
+                # the subsample: lambda shrinks with the total weight
+                scale = w[rows].sum() / w.sum()
+            Ls, ys, ws = L[rows], y[rows], w[rows]
             losses = np.zeros(len(pairs))
             starts = []
-            for train, test in self._folds(y, w):
-                if w[train].sum() <= 0:
+            for train, test in self._folds(ys, ws, rng):
+                if ws[train].sum() <= 0:
                     continue
-                theta = _identity_theta(C)
+                fitted = (np.eye(C), np.zeros(C))
                 for j, (lam, mu) in enumerate(pairs):
-                    theta = self._fit_one(L[train], y[train], w[train], lam, mu, theta)
-                    if j == 0 or len(starts) < len(pairs):
-                        starts.append(theta)
-                    W, b = _full_unpack(theta, C)
-                    ST = W @ L[test].T + b[:, None]
-                    loss, _ = _softmax_loss(ST, y[test], w[test])
+                    fitted = self._fit_one(Ls[train], ys[train], ws[train], lam, mu, fitted)
+                    if len(starts) < len(pairs):
+                        starts.append(fitted)
+                    W, b = fitted
+                    ST = W @ Ls[test].T + b[:, None]
+                    loss, _ = _softmax_loss(ST, ys[test], ws[test])
                     losses[j] += loss
-            losses /= w.sum()
+            losses /= ws.sum()
             # ties (within rounding) go to the stronger penalty: the first
             best = int(np.flatnonzero(losses <= losses.min() * (1 + 1e-12) + 1e-15)[0])
-            lam, mu = pairs[best]
+            lam, mu = pairs[best][0] * scale, pairs[best][1] * scale
             self.cv_results_ = {
                 "reg_lambda": np.array([p[0] for p in pairs]),
                 "reg_mu": np.array([p[1] for p in pairs]),
                 "log_loss": losses,
             }
-            theta = self._fit_one(L, y, w, lam, mu, starts[best])
+            fitted = self._fit_one(L, y, w, lam, mu, starts[best])
         self.reg_lambda_, self.reg_mu_ = float(lam), float(mu)
-        self.coef_, self.intercept_ = _full_unpack(theta, C)
+        self.coef_, self.intercept_ = fitted
