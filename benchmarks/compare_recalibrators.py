@@ -226,7 +226,9 @@ def peers(quick):
 def skcal_method(cls_or_factory):
     def fit_predict(P_cal, y_cal, P_test):
         model = cls_or_factory(labels=np.arange(P_cal.shape[1]))
-        return model.fit(P_cal, y_cal).predict_proba(P_test)
+        out = model.fit(P_cal, y_cal).predict_proba(P_test)
+        fit_predict.chosen = getattr(model, "chosen_", None)
+        return out
     return fit_predict
 
 
@@ -269,10 +271,13 @@ def measure(P, y):
 # --- running and caching --------------------------------------------------------
 
 
+def cache_path(cache, data_name, model_name, split):
+    name = f"{data_name}__{model_name}__{split}.json"
+    return os.path.join(cache, name.replace(" ", "_").replace("/", "-"))
+
+
 def run_case(data_name, X, y, model_name, make_model, split, all_methods, cache):
-    path = os.path.join(
-        cache, f"{data_name}__{model_name}__{split}.json".replace(" ", "_").replace("/", "-")
-    )
+    path = cache_path(cache, data_name, model_name, split)
     done = {}
     if os.path.exists(path):
         with open(path) as f:
@@ -295,6 +300,9 @@ def run_case(data_name, X, y, model_name, make_model, split, all_methods, cache)
             try:
                 Q = np.asarray(all_methods[name](P_cal, y_cal, P_test), dtype=float)
                 result = measure(Q, y_test)
+                chosen = getattr(all_methods[name], "chosen", None)
+                if chosen is not None:
+                    result["chosen"] = chosen
             except Exception as error:  # noqa: BLE001 -- a peer that fails is noted
                 result = {"error": f"{type(error).__name__}: {error}"[:200]}
             result["seconds"] = time.process_time() - start
@@ -349,7 +357,10 @@ def tables(results, peer_names, splits):
                 c[paired(auto, other, larger)] += 1
             counts.append(f"{c['win']}/{c['tie']}/{c['loss']}")
         print(f"{'auto vs ' + label:<28}" + "".join(f"{x:>16}" for x in counts))
-    print("\nwhat auto's default candidates were, and the mean fit time per method (s):")
+    chosen = [r["skcal auto"].get("chosen", "?") for case in cases for r in results[case]]
+    print("\nauto chose: " + ", ".join(
+        f"{name} {chosen.count(name)}" for name in sorted(set(chosen))))
+    print("\nmean fit time per method (s, process time):")
     names = list(next(iter(results.values()))[0])
     for name in names:
         times = [r[name]["seconds"] for case in cases for r in results[case] if name in r]
@@ -373,6 +384,8 @@ def main():
     parser.add_argument("--quick", action="store_true",
                         help="3 data sets, 2 models, 3 splits")
     parser.add_argument("--splits", type=int, default=None)
+    parser.add_argument("--cached-only", action="store_true",
+                        help="print the tables of the cases already in the cache")
     parser.add_argument("--cache", default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "results", "compare_cache"))
     args = parser.parse_args()
@@ -387,6 +400,11 @@ def main():
         X, y = load()
         for model_name, make_model in models(args.quick).items():
             case = f"{data_name} / {model_name}"
+            if args.cached_only and not all(
+                os.path.exists(cache_path(args.cache, data_name, model_name, s))
+                for s in range(splits)
+            ):
+                continue
             results[case] = [
                 run_case(data_name, X, y, model_name, make_model, split, all_methods,
                          args.cache)
