@@ -111,12 +111,13 @@ def _binary_loss(S, T, w):
 
     ``S`` and ``T`` are ``(n, K)``: ``K`` independent binary problems.
     """
-    # one exp: log(1 + e^s) = max(s, 0) + log1p(e), sigmoid(s) from e, with
-    # e = exp(-|s|) <= 1 (no overflow)
-    e = np.exp(-np.abs(S))
-    loss = w @ (np.maximum(S, 0.0) + np.log1p(e) - T * S).sum(axis=1)
-    G = np.where(S >= 0, 1.0, e)
-    G /= 1.0 + e
+    # log(1 + e^s) = max(s, 0) + log1p(exp(-|s|)): no overflow; einsum for
+    # the weighted sums (several times faster than reducing short rows)
+    M = np.log1p(np.exp(-np.abs(S)))
+    M += np.maximum(S, 0.0)
+    M -= T * S
+    loss = np.einsum("i,ij->", w, M)
+    G = expit(S)
     G -= T
     G *= w[:, None]
     return loss, G
@@ -140,7 +141,7 @@ def _fit_one_vs_rest(features, T, w, slopes0, nonnegative):
         for j in range(J):
             S += features[j] * theta[j * K:(j + 1) * K]
         loss, G = _binary_loss(S, T, w)
-        grads = [(G * F).sum(axis=0) for F in features] + [G.sum(axis=0)]
+        grads = [np.einsum("ij,ij->j", G, F) for F in features] + [G.sum(axis=0)]
         return loss / total, np.concatenate(grads) / total
 
     x0 = np.concatenate(list(slopes0) + [np.zeros(K)])
