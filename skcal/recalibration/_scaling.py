@@ -454,7 +454,7 @@ def _affine_objective(L, y, w, penalty, diagonal):
         ST = V[:, None] * LwT if diagonal else V @ LwT
         ST += c[:, None]
         loss, GT = _softmax_loss(ST, y, w)
-        gV = (GT * LwT).sum(axis=1) if diagonal else GT @ Lw
+        gV = np.einsum("ij,ij->i", GT, LwT) if diagonal else GT @ Lw
         gc = GT.sum(axis=1)
         loss /= total
         gV /= total
