@@ -416,7 +416,7 @@ def _whitening(L, w, diagonal):
     return mu, vecs / np.sqrt(vals)
 
 
-def _affine_objective(L, y, w, penalty, diagonal):
+def _affine_objective(L, y, w, penalty, diagonal, whiten=True):
     """Penalised weighted mean log-loss of ``softmax(L @ W.T + b)``, preconditioned.
 
     L-BFGS runs on ``(V, c)`` with ``W = V @ M.T`` and ``b = c - W @ mu``,
@@ -425,14 +425,19 @@ def _affine_objective(L, y, w, penalty, diagonal):
     logarithms of small probabilities have much larger spreads than those of
     large ones), so L-BFGS needs several times fewer passes. ``penalty(W, b)``
     returns the penalty and its gradients in ``W`` and ``b``; ``diagonal``
-    restricts ``W`` (and ``V``) to diagonal matrices.
+    restricts ``W`` (and ``V``) to diagonal matrices. ``whiten=False`` keeps
+    the original coordinates (``mu = 0``, ``M = I``): better when a strong
+    penalty, not the data, shapes the curvature.
 
     Returns ``fun(theta)`` (value and gradient), ``to_theta(W, b)`` and
     ``from_theta(theta)``.
     """
     C = L.shape[1]
     total = w.sum()
-    mu, M = _whitening(L, w, diagonal)
+    if whiten:
+        mu, M = _whitening(L, w, diagonal)
+    else:
+        mu, M = np.zeros(C), np.eye(C)
     Lw = (L - mu) @ M
     LwT = np.ascontiguousarray(Lw.T)
     Mmu = M.T @ mu
@@ -471,8 +476,8 @@ def _affine_objective(L, y, w, penalty, diagonal):
     return fun, to_theta, from_theta
 
 
-def _fit_affine(L, y, w, penalty, W0, b0, diagonal=False):
-    fun, to_theta, from_theta = _affine_objective(L, y, w, penalty, diagonal)
+def _fit_affine(L, y, w, penalty, W0, b0, diagonal=False, whiten=True):
+    fun, to_theta, from_theta = _affine_objective(L, y, w, penalty, diagonal, whiten)
     return from_theta(_lbfgs(fun, to_theta(W0, b0)))
 
 
@@ -649,7 +654,7 @@ class DirichletCalibration(_AffineLogScaling):
 
     The strengths are chosen by ``cv``-fold cross-validation on the
     calibration data: for each ``lambda`` of the grid ``reg_lambdas``
-    (default ``10**-7, 10**-6, ..., 10**0``; with ``mu = lambda`` unless
+    (default ``10**-5, 10**-4, ..., 10**4``; with ``mu = lambda`` unless
     ``reg_mus`` gives a separate grid, in which case every pair is tried) the
     out-of-fold weighted log-loss is summed over the folds, and the strength
     of smallest loss is refitted on all the data; ties go to the stronger
@@ -667,7 +672,7 @@ class DirichletCalibration(_AffineLogScaling):
     reg : {"odir", "l2"}, default="odir"
         The penalty.
     reg_lambdas : array-like of float, default=None
-        The grid of ``lambda`` (positive); ``None`` is ``np.logspace(-7, 0, 8)``.
+        The grid of ``lambda`` (positive); ``None`` is ``np.logspace(-5, 4, 10)``.
     reg_mus : array-like of float, default=None
         The grid of ``mu`` (ODIR only); ``None`` ties ``mu`` to ``lambda``.
     cv : int, default=3
@@ -739,7 +744,7 @@ class DirichletCalibration(_AffineLogScaling):
 
     def _grid(self):
         lams = (
-            np.logspace(-7, 0, 8)
+            np.logspace(-5, 4, 10)
             if self.reg_lambdas is None
             else np.asarray(self.reg_lambdas, dtype=np.float64).ravel()
         )
@@ -767,7 +772,17 @@ class DirichletCalibration(_AffineLogScaling):
         return _l2_penalty(lam) if self.reg == "l2" else _odir_penalty(lam, mu)
 
     def _fit_one(self, L, y, w, lam, mu, start):
-        return _fit_affine(L, y, w, self._penalty(lam, mu), *start)
+        # Whitening conditions the log-loss but not the penalty: it is used
+        # only when the penalty's curvature on an off-diagonal weight is below
+        # 1e-4 of the log-loss's (about E[l_j^2] / C at the identity). Measured
+        # at n = 1e5, C = 10 (ODIR): whitened 28 / 174 / 420 / 444 passes at
+        # lambda = 1e-3 / 0.1 / 1 / 100, original coordinates 152 / 199 / 83 /
+        # 48. The optimum is the same either way; only the passes change.
+        C = L.shape[1]
+        curv_pen = 2 * lam * (1.0 if self.reg == "l2" else 1.0 / (C * (C - 1)))
+        curv_data = (w @ (L * L)).mean() / (w.sum() * C)
+        return _fit_affine(L, y, w, self._penalty(lam, mu), *start,
+                           whiten=bool(curv_pen < 1e-4 * curv_data))
 
     def _folds(self, y, w, rng):
         n = y.shape[0]
