@@ -35,6 +35,15 @@ taking turns, so before and after are measured in one run on one machine.
 
     python benchmarks/bench_recalibration.py
     python benchmarks/bench_recalibration.py --before /tmp/skcal_before --rounds 2
+
+``--auto`` times instead ``AutoRecalibrator().fit`` (every candidate of its
+default table, the choice on a subsample of 10,000 rows, the refit of the
+choice on all the rows) and each candidate's own fit on all the rows,
+against one-vs-rest isotonic (one IsotonicRegression per class), on the
+``noisy`` data at n = 1e5 with 5 and 10 classes (issue 21: auto within 10x
+isotonic at 5 classes; every family <= 1 s at 10 classes):
+
+    python benchmarks/bench_recalibration.py --auto
 """
 
 import argparse
@@ -84,9 +93,9 @@ def isotonic_ovr(P, y):
 
 def sklearn_isotonic(P, y):
     """CalibratedClassifierCV(FrozenEstimator(identity), method="isotonic") on ``P``."""
-    from skcal.recalibration._patching import _SklearnRecalibrator
+    from skcal.recalibration._common import SklearnRecalibrator
 
-    return _SklearnRecalibrator("isotonic").fit(P, y)
+    return SklearnRecalibrator("isotonic").fit(P, y)
 
 
 def fingerprint(rec, P):
@@ -177,8 +186,51 @@ def median(values):
     return values[len(values) // 2]
 
 
+def auto_timings(sizes, repeat):
+    """Print AutoRecalibrator's and every candidate's fit time / isotonic's."""
+    import numpy as np
+    from sklearn.base import clone
+
+    from skcal.recalibration import AutoRecalibrator
+    from skcal.recalibration._auto import _CANDIDATES
+
+    print(f"load average {os.getloadavg()[0]:.1f}; CPU seconds (process time), median "
+          f"of {repeat}; ratio = fit / one-vs-rest isotonic (IsotonicRegression per class)")
+    for size in sizes:
+        n, C, kind = size.lower().split("x")
+        n, C = int(float(n)), int(C)
+        P, y = make_data(n, C, kind)
+        labels = np.arange(C)
+
+        def timed(func):
+            cpu = []
+            for _ in range(repeat):
+                start = time.process_time()
+                out = func()
+                cpu.append(time.process_time() - start)
+            return median(cpu), out
+
+        iso, _ = timed(lambda P=P, y=y: isotonic_ovr(P, y))
+        print(f"\nn = {n}, C = {C}, {kind}: isotonic {iso:.3f} s")
+        auto_s, auto = timed(
+            lambda P=P, y=y: AutoRecalibrator(random_state=0).fit(P, y))
+        print(f"  {'auto':<22} {auto_s:>8.3f} s {auto_s / iso:>7.1f}x  "
+              f"(chose {auto.chosen_!r} on {auto.n_selection_samples_} rows)")
+        for name, factory in _CANDIDATES.items():
+            est = factory()
+            if est is None or name == "identity":
+                continue
+            if "labels" in est.get_params():
+                est.set_params(labels=labels)
+            seconds, _ = timed(lambda est=est, P=P, y=y: clone(est).fit(P, y))
+            flag = "" if seconds <= 1.0 else "  > 1 s"
+            print(f"  {name:<22} {seconds:>8.3f} s {seconds / iso:>7.1f}x{flag}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--auto", action="store_true",
+                        help="time AutoRecalibrator and every candidate instead")
     parser.add_argument("--sizes", nargs="+", default=SIZES,
                         help="n x C x data, e.g. 100000x10xsqrt")
     parser.add_argument("--repeat", type=int, default=3, help="fits per process")
@@ -187,6 +239,10 @@ def main():
     parser.add_argument("--worker", nargs=3, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--path", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.auto:
+        sizes = args.sizes if args.sizes != SIZES else ["100000x5xnoisy", "100000x10xnoisy"]
+        auto_timings(sizes, args.repeat)
+        return
     if args.worker is not None:
         n, C, kind = args.worker
         worker(int(n), int(C), kind, args.repeat, args.path)

@@ -33,7 +33,22 @@ from .metrics import (
 )
 from .monitor import CalibrationMonitor
 from .online import OnlineMSRForecaster, OnlineRecalibratedClassifier
-from .recalibration import RecalibratedClassifier, UtilityPatchingRecalibrator
+from .recalibration import (
+    AutoRecalibrator,
+    BetaCalibration,
+    DirichletCalibration,
+    HistogramBinning,
+    IsotonicCalibration,
+    MatrixScaling,
+    RecalibratedClassifier,
+    ScalingBinning,
+    SigmoidCalibration,
+    SplineCalibration,
+    TemperatureScaling,
+    UtilityPatchingRecalibrator,
+    VectorScaling,
+    VennAbersCalibration,
+)
 from .scorers import CalibrationScorer, get_scorer, get_scorer_names, make_scorers
 from .sketch import CalibrationSketch
 from .tester import CalibrationTester, CalibrationTestResult
@@ -104,8 +119,20 @@ __all__ = [
     "DecisionTask",
     "SCDLRounding",
     "RoundedResponseClassifier",
+    "IsotonicCalibration",
+    "HistogramBinning",
+    "ScalingBinning",
+    "VennAbersCalibration",
+    "SplineCalibration",
     "UtilityPatchingRecalibrator",
     "RecalibratedClassifier",
+    "AutoRecalibrator",
+    "SigmoidCalibration",
+    "BetaCalibration",
+    "TemperatureScaling",
+    "VectorScaling",
+    "MatrixScaling",
+    "DirichletCalibration",
     "OnlineMSRForecaster",
     "OnlineRecalibratedClassifier",
     "CalibrationSketch",

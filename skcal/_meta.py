@@ -94,9 +94,7 @@ class _HeldOutProbaMetaEstimator(MetaEstimatorMixin, ClassifierMixin, BaseEstima
         and the final model is a clone fitted on all the data.
         """
         if frozen:
-            estimator = clone(base).fit(X, y) if not isinstance(
-                base, _AlreadyFitted
-            ) else base.estimator
+            estimator = clone(base).fit(X, y)
             return estimator, estimator.predict_proba(X)
         held_out = cross_val_predict(
             clone(base),
@@ -152,9 +150,3 @@ class _HeldOutProbaMetaEstimator(MetaEstimatorMixin, ClassifierMixin, BaseEstima
             tags.input_tags.string = estimator_tags.input_tags.string
         return tags
 
-
-class _AlreadyFitted:
-    """Marks a fitted estimator passed with the deprecated ``cv="prefit"``."""
-
-    def __init__(self, estimator):
-        self.estimator = estimator

@@ -3,20 +3,53 @@
 One private module per family, as in scikit-learn's ``linear_model``:
 
 * ``_patching``: :class:`UtilityPatchingRecalibrator` (utility patching,
-  Hegazy, Jordan and Dieuleveut) and, for now, :class:`RecalibratedClassifier`;
-* ``_base``: what every probability-to-probability family shares.
+  Hegazy, Jordan and Dieuleveut);
+* ``_auto``: :class:`AutoRecalibrator`, the choice among the families by a
+  cross-fitted proper score;
+* ``_classifier``: :class:`RecalibratedClassifier`, the classifier
+  meta-estimator, and the chain of recalibrators it fits for a list;
+* ``_base``: what every probability-to-probability family shares;
+  ``_common``: small internals the modules share;
+* ``_binning``: :class:`IsotonicCalibration`, :class:`HistogramBinning`,
+  :class:`ScalingBinning`;
+* ``_venn_abers``: :class:`VennAbersCalibration`;
+* ``_spline``: :class:`SplineCalibration`.
 """
 
+from ._auto import AutoRecalibrator
+from ._binning import HistogramBinning, IsotonicCalibration, ScalingBinning
+from ._classifier import RecalibratedClassifier
 from ._patching import (
     Patch,
-    RecalibratedClassifier,
     UtilityPatchingRecalibrator,
     project_simplex,
 )
+from ._scaling import (
+    BetaCalibration,
+    DirichletCalibration,
+    MatrixScaling,
+    SigmoidCalibration,
+    TemperatureScaling,
+    VectorScaling,
+)
+from ._spline import SplineCalibration
+from ._venn_abers import VennAbersCalibration
 
 __all__ = [
+    "HistogramBinning",
+    "IsotonicCalibration",
+    "ScalingBinning",
+    "SplineCalibration",
+    "VennAbersCalibration",
+    "AutoRecalibrator",
     "Patch",
     "RecalibratedClassifier",
     "UtilityPatchingRecalibrator",
     "project_simplex",
+    "SigmoidCalibration",
+    "BetaCalibration",
+    "TemperatureScaling",
+    "VectorScaling",
+    "MatrixScaling",
+    "DirichletCalibration",
 ]

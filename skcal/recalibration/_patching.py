@@ -1,37 +1,27 @@
 """Post-hoc recalibration by utility patching (Hegazy et al., Appendix A).
 
-* :class:`UtilityPatchingRecalibrator` is Algorithm 1 of Hegazy, Jordan and
-  Dieuleveut, *Scalable Utility-Aware Multiclass Calibration*:
-  audit the worst (utility, interval, sign) of a utility family with
-  :func:`skcal.utility_calibration_error`, move the predictions whose
-  predicted utility falls in that interval along the utility vector, project
-  back onto the simplex, repeat. The patches are stored and replayed on new
-  predictions.
-* :class:`RecalibratedClassifier` is a classifier meta-estimator in the
-  manner of :class:`sklearn.calibration.CalibratedClassifierCV`: it fits a
-  base classifier, collects out-of-fold probabilities and fits one
-  recalibrator on them.
+:class:`UtilityPatchingRecalibrator` is Algorithm 1 of Hegazy, Jordan and
+Dieuleveut, *Scalable Utility-Aware Multiclass Calibration*: audit the worst
+(utility, interval, sign) of a utility family with
+:func:`skcal.utility_calibration_error`, move the predictions whose predicted
+utility falls in that interval along the utility vector, project back onto
+the simplex, repeat. The patches are stored and replayed on new predictions.
 """
 
 import numbers
-import warnings
 from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import (
     BaseEstimator,
-    ClassifierMixin,
     OneToOneFeatureMixin,
     TransformerMixin,
     clone,
 )
-from sklearn.frozen import FrozenEstimator
-from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexable
+from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _check_feature_names, _fit_context
 from .._kernels._interval import max_abs_interval_rows
@@ -43,7 +33,6 @@ from .._kernels._patching import (
     step_project,
     top_k_rows,
 )
-from .._meta import _AlreadyFitted, _HeldOutProbaMetaEstimator
 from .._validation import (
     as_probability_array,
     check_probability_matrix,
@@ -55,13 +44,9 @@ from ..metrics import utility_calibration_error
 from ..utilities import ClassWise, TopClass, TopK
 from ..utilities._engine import Predictions
 from ..utilities._families import members, resolve_utility
+from ._common import SKLEARN_METHODS, SklearnRecalibrator, fit_recalibrator, weighted_sum
 
-__all__ = [
-    "Patch",
-    "RecalibratedClassifier",
-    "UtilityPatchingRecalibrator",
-    "project_simplex",
-]
+__all__ = ["Patch", "UtilityPatchingRecalibrator", "project_simplex"]
 
 _STEP_OPTIONS = ("armijo", "paper")
 
@@ -72,17 +57,6 @@ _STEP_OPTIONS = ("armijo", "paper")
 _ARMIJO_C = 0.25
 _ARMIJO_START = 4.0
 _ARMIJO_HALVINGS = 40
-
-
-def _weighted_sum(w, x):
-    """``sum_i w_i x_i`` by numpy's pairwise summation.
-
-    Not ``np.dot``: a threaded BLAS splits a long dot product among its
-    threads and adds the parts in another order, so a fit's last bits (and
-    with them which patch wins a near tie) would depend on the number of
-    BLAS threads.
-    """
-    return float(np.sum(w * x))
 
 
 class Patch(NamedTuple):
@@ -438,130 +412,15 @@ def _auto_tol(n_utilities, n_samples):
     """``sqrt(log(4 |U|) / (2 n))``: see ``tol`` in UtilityPatchingRecalibrator."""
     return float(np.sqrt(np.log(4.0 * n_utilities) / (2.0 * n_samples)))
 
-
-# --- scikit-learn's recalibrators on probability matrices ---------------------------
-
-_SKLEARN_METHODS = ("temperature", "isotonic", "sigmoid")
-
-
-class _ProbabilityPassthrough(ClassifierMixin, BaseEstimator):
-    """A "classifier" whose input is its ``predict_proba`` output."""
-
-    def fit(self, P, y=None):
-        self.classes_ = np.arange(np.asarray(P).shape[1])
-        return self
-
-    def predict_proba(self, P):
-        return np.asarray(P, dtype=np.float64)
-
-    def predict(self, P):
-        return np.argmax(self.predict_proba(P), axis=1)
-
-
-def _sklearn_has_temperature():
-    from sklearn.calibration import CalibratedClassifierCV
-
-    constraint = CalibratedClassifierCV._parameter_constraints["method"][0]
-    return "temperature" in getattr(constraint, "options", ())
-
-
-class _TemperatureScaling(BaseEstimator):
-    """``softmax(log p / T)`` with ``T`` minimising the weighted log-loss.
-
-    Used when scikit-learn has no ``method="temperature"`` (before 1.8).
-    """
-
-    def fit(self, P, y, sample_weight=None):
-        from scipy.optimize import minimize_scalar
-
-        logits = np.log(np.clip(P, 1e-300, None))
-        w = np.ones(P.shape[0]) if sample_weight is None else sample_weight
-        rows = np.arange(P.shape[0])
-
-        def loss(log_t):
-            Z = logits / np.exp(log_t)
-            Z = Z - Z.max(axis=1, keepdims=True)
-            log_norm = np.log(np.exp(Z).sum(axis=1))
-            return _weighted_sum(w, log_norm - Z[rows, y])
-
-        # bounded Brent never evaluates the bounds themselves: an optimum on a
-        # bound (e.g. one-hot rows, half of them wrong: T -> infinity) would
-        # end a few 1e-6 inside it, at a point that depends on the rows' order
-        # and the scipy version; the bounds are candidates too
-        inside = float(minimize_scalar(loss, bounds=(-5, 5), method="bounded").x)
-        log_t = min((inside, -5.0, 5.0), key=loss)
-        self.temperature_ = float(np.exp(log_t))
-        return self
-
-    def predict_proba(self, P):
-        Z = np.log(np.clip(P, 1e-300, None)) / self.temperature_
-        Z = Z - Z.max(axis=1, keepdims=True)
-        E = np.exp(Z)
-        return E / E.sum(axis=1, keepdims=True)
-
-
-class _SklearnRecalibrator(BaseEstimator):
-    """scikit-learn's temperature, isotonic or sigmoid recalibration of ``P``.
-
-    :class:`~sklearn.calibration.CalibratedClassifierCV` around a
-    :class:`~sklearn.frozen.FrozenEstimator` whose ``predict_proba`` is its
-    input; ``y`` are column indices.
-    """
-
-    def __init__(self, method="temperature"):
-        self.method = method
-
-    def fit(self, P, y, sample_weight=None):
-        from sklearn.calibration import CalibratedClassifierCV
-
-        P = np.asarray(P, dtype=np.float64)
-        y = np.asarray(y)
-        if self.method == "temperature" and not _sklearn_has_temperature():
-            self.calibrator_ = _TemperatureScaling().fit(P, y, sample_weight)
-        else:
-            # classes missing from y: calibrate the columns present (the
-            # others get probability 0); one class present: it gets 1
-            self.columns_ = np.unique(y)
-            if self.columns_.shape[0] < 2:
-                self.calibrator_ = None
-                return self
-            Q = P if self.columns_.shape[0] == P.shape[1] else P[:, self.columns_]
-            frozen = FrozenEstimator(_ProbabilityPassthrough().fit(Q))
-            # one "split" holding every row: the frozen model is never refitted
-            rows = np.arange(P.shape[0])
-            self.calibrator_ = CalibratedClassifierCV(
-                frozen, method=self.method, cv=[(rows, rows)]
-            )
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                self.calibrator_.fit(
-                    Q, np.searchsorted(self.columns_, y), sample_weight=sample_weight
-                )
-        return self
-
-    def predict_proba(self, P):
-        P = np.asarray(P, dtype=np.float64)
-        if getattr(self, "columns_", None) is None:
-            return self.calibrator_.predict_proba(P)
-        full = np.zeros_like(P)
-        if self.calibrator_ is None:
-            full[:, self.columns_] = 1.0
-        elif self.columns_.shape[0] == P.shape[1]:
-            full = self.calibrator_.predict_proba(P)
-        else:
-            full[:, self.columns_] = self.calibrator_.predict_proba(P[:, self.columns_])
-        return full
-
-
 def _check_init(init):
     """``init`` as an unfitted recalibrator, a callable, or None."""
     if init is None:
         return None
     if isinstance(init, str):
-        if init in _SKLEARN_METHODS:
-            return _SklearnRecalibrator(init)
+        if init in SKLEARN_METHODS:
+            return SklearnRecalibrator(init)
         raise ValueError(
-            f"init must be None, one of {_SKLEARN_METHODS}, a recalibrator with "
+            f"init must be None, one of {SKLEARN_METHODS}, a recalibrator with "
             f"fit(P, y) and predict_proba(P), or a callable, got {init!r}."
         )
     if callable(getattr(init, "fit", None)) and callable(
@@ -571,32 +430,12 @@ def _check_init(init):
     if callable(init):
         return init
     raise TypeError(
-        f"init must be None, one of {_SKLEARN_METHODS}, a recalibrator with fit(P, y) "
+        f"init must be None, one of {SKLEARN_METHODS}, a recalibrator with fit(P, y) "
         f"and predict_proba(P), or a callable; got {type(init).__name__}."
     )
 
 
-def _with_column_labels(recalibrator, n_columns):
-    """Say that ``y`` holds column indices, for a recalibrator that asks.
 
-    Inside skcal the recalibrators are fitted on column indices 0..C-1; a
-    recalibrator with a ``labels`` parameter would otherwise refuse a fold in
-    which some class is absent (the columns are then ambiguous to it).
-    """
-    params = recalibrator.get_params(deep=False)
-    if "labels" in params and params["labels"] is None:
-        recalibrator.set_params(labels=np.arange(n_columns))
-    return recalibrator
-
-
-def _fit_recalibrator(recalibrator, P, y, w):
-    _with_column_labels(recalibrator, P.shape[1] if np.ndim(P) == 2 else 2)
-    if w is not None and has_fit_parameter(recalibrator, "sample_weight"):
-        return recalibrator.fit(P, y, sample_weight=w)
-    return recalibrator.fit(P, y)
-
-
-# --- the recalibrator ------------------------------------------------------------
 
 
 class UtilityPatchingRecalibrator(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -941,7 +780,7 @@ callable, default=None
                 f"init_cv={init_cv} folds need at least {init_cv} samples, "
                 f"got {n} sample{'' if n == 1 else 's'}."
             )
-        fitted = _fit_recalibrator(clone(init), P, y_index, w)
+        fitted = fit_recalibrator(clone(init), P, y_index, w)
         if init_cv is None:
             start = fitted.predict_proba(P)
         else:
@@ -956,7 +795,7 @@ callable, default=None
             )
             start = np.empty_like(P)
             for train, test in folds.split(P, y_index):
-                model = _fit_recalibrator(
+                model = fit_recalibrator(
                     clone(init), P[train], y_index[train], w[train]
                 )
                 start[test] = model.predict_proba(P[test])
@@ -1012,7 +851,7 @@ callable, default=None
 
         labels = np.arange(C)
         row_loss = _row_brier(P_fit, y_fit)
-        brier = _weighted_sum(w_fit, row_loss) / W
+        brier = weighted_sum(w_fit, row_loss) / W
         patches = []
         reason = "max_iter"
         auditor = (
@@ -1141,8 +980,8 @@ callable, default=None
         w_rows, y_rows = w[index], y[index]
         realised = U[np.arange(rows.shape[0]), y_rows]
         # err_t and E||w_t||^2 on exactly the rows patched
-        err = _weighted_sum(w_rows, sign * (realised - v[index])) / W
-        norm2 = _weighted_sum(w_rows, np.einsum("ij,ij->i", U, U)) / W
+        err = weighted_sum(w_rows, sign * (realised - v[index])) / W
+        norm2 = weighted_sum(w_rows, np.einsum("ij,ij->i", U, U)) / W
         if not (err > 0 and norm2 > 0):
             return failed
 
@@ -1154,7 +993,7 @@ callable, default=None
             scatter_row_brier(
                 np.einsum("ij,ij->i", new_rows, new_rows), new_rows, y_rows, index, loss
             )
-            return new_rows, loss, _weighted_sum(w, loss) / W
+            return new_rows, loss, weighted_sum(w, loss) / W
 
         if step_rule == "armijo":
             eta = _ARMIJO_START * err / norm2
@@ -1260,429 +1099,3 @@ callable, default=None
         tags.input_tags.positive_only = True
         tags.target_tags.required = True
         return tags
-
-
-# --- the meta-estimator ------------------------------------------------------------
-
-
-_AUTO_CANDIDATES = (
-    "temperature",
-    "isotonic",
-    "patching",
-    "temperature+patching",
-    "isotonic+patching",
-)
-_AUTO_FOLDS = 5
-_NULL_DRAWS = 20
-# the choice keeps the simplest candidate whose out-of-fold UC is within
-# _AUTO_MARGIN * _auto_tol(|comb|, n) of the smallest (set on design problems,
-# see doc/recalibration.md)
-_AUTO_MARGIN = 0.05
-
-
-def _null_tolerance(Q, w, random_state=0):
-    """The median UC ("comb") of ``Q`` when the classes are drawn from ``Q``.
-
-    The typical size of the utility calibration error that predictions
-    distributed as ``Q`` show on these rows and weights when they are
-    perfectly calibrated: ``_NULL_DRAWS`` draws of ``y*_i ~ Categorical(Q_i)``
-    (with ``random_state``), the median of ``UC(y*, Q)`` over the draws.
-    """
-    rng = check_random_state(random_state)
-    n, C = Q.shape
-    cum = np.cumsum(Q, axis=1)
-    labels = np.arange(C)
-    draws = []
-    for _ in range(_NULL_DRAWS):
-        u = rng.uniform(size=(n, 1)) * cum[:, -1:]
-        # y*_i = the first column whose cumulative probability exceeds u_i
-        y_star = np.minimum(np.count_nonzero(cum <= u, axis=1), C - 1)
-        draws.append(
-            utility_calibration_error(y_star, Q, "comb", sample_weight=w, labels=labels)
-        )
-    return float(np.median(draws))
-
-
-def _auto_candidate(name, P, y_index, w):
-    """The unfitted candidate ``name`` for the rows ``(P, y_index, w)``.
-
-    "isotonic+patching" stops at the null tolerance of its start (the
-    in-sample isotonic fit on these rows); "patching" and
-    "temperature+patching" at ``tol="auto"``.
-    """
-    if name in ("temperature", "isotonic"):
-        return _SklearnRecalibrator(name)
-    if name == "patching":
-        return UtilityPatchingRecalibrator()
-    # the start is cross-fitted over 5 folds, or over one fold a row when
-    # fewer rows are left (an inner fold of a tiny calibration set)
-    n = P.shape[0]
-    init_cv = min(5, n) if n >= 2 else None
-    if name == "temperature+patching":
-        return UtilityPatchingRecalibrator(
-            init="temperature", init_cv=init_cv, random_state=0
-        )
-    start = _fit_recalibrator(
-        _SklearnRecalibrator("isotonic"), P, y_index, w
-    ).predict_proba(P)
-    return UtilityPatchingRecalibrator(
-        init="isotonic",
-        init_cv=init_cv,
-        tol=_null_tolerance(np.asarray(start, dtype=np.float64), w),
-        random_state=0,
-    )
-
-
-def _auto_folds(y_index):
-    """``_AUTO_FOLDS`` shuffled folds, stratified when every class allows it."""
-    from sklearn.model_selection import KFold, StratifiedKFold
-
-    counts = np.bincount(y_index)
-    if counts[counts > 0].min() >= _AUTO_FOLDS:
-        return StratifiedKFold(_AUTO_FOLDS, shuffle=True, random_state=0)
-    return KFold(min(_AUTO_FOLDS, y_index.shape[0]), shuffle=True, random_state=0)
-
-
-def _choose_recalibrator(P, y_index, w):
-    """Inner cross-validated choice among ``_AUTO_CANDIDATES``.
-
-    Every candidate is fitted on ``_AUTO_FOLDS - 1`` folds of the held-out
-    probabilities and predicts the remaining fold; its out-of-fold
-    predictions of all the rows are scored together by UC over the "comb"
-    family and by the Brier score (both weighted). The chosen candidate is
-    the first, in the order of ``_AUTO_CANDIDATES`` (the simplest first),
-    whose UC is at most the smallest UC plus the margin
-    ``_AUTO_MARGIN * _auto_tol(|comb|, sum(w))``: differences of UC smaller
-    than that are noise, and then the simpler recalibrator is kept. The
-    Brier scores are reported, not used. Returns the name chosen and the
-    scores.
-    """
-    n, C = P.shape
-    splits = list(_auto_folds(y_index).split(P, y_index))
-    labels = np.arange(C)
-    scores = {}
-    for name in _AUTO_CANDIDATES:
-        Q = np.empty_like(P)
-        for train, test in splits:
-            model = _fit_recalibrator(
-                _auto_candidate(name, P[train], y_index[train], w[train]),
-                P[train],
-                y_index[train],
-                w[train],
-            )
-            Q[test] = model.predict_proba(P[test])
-        scores[name] = {
-            "uc": float(
-                utility_calibration_error(
-                    y_index, Q, "comb", sample_weight=w, labels=labels
-                )
-            ),
-            "brier": float(np.average(_row_brier(Q, y_index), weights=w)),
-        }
-    best = min(scores[name]["uc"] for name in _AUTO_CANDIDATES)
-    margin = _auto_margin(C, w)
-    chosen = next(
-        name for name in _AUTO_CANDIDATES if scores[name]["uc"] <= best + margin
-    )
-    return chosen, scores
-
-
-def _auto_margin(n_classes, w):
-    """The margin of UC within which "auto" keeps the simpler candidate."""
-    n_utilities = len(members(resolve_utility("comb"), n_classes))
-    return _AUTO_MARGIN * _auto_tol(n_utilities, float(w.sum()))
-
-
-class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
-    """A classifier whose probabilities are recalibrated on held-out predictions.
-
-    In the manner of :class:`sklearn.calibration.CalibratedClassifierCV`
-    with ``ensemble=False``: clones of ``estimator`` are fitted on the
-    training folds of ``cv``, their ``predict_proba`` on the held-out folds
-    is collected, and **one** recalibrator is fitted on all these
-    out-of-fold probabilities. The base estimator used for prediction is a
-    clone fitted on all the data. Classes missing from a training fold get
-    probability 0 in that fold's predictions, the fold model's columns being
-    placed in the order of ``classes_``.
-
-    To recalibrate a model fitted already, wrap it in
-    :class:`sklearn.frozen.FrozenEstimator`: it is used as is and all the
-    data passed to :meth:`fit` fit the recalibrator.
-
-    Parameters
-    ----------
-    estimator : classifier, default=None
-        A classifier with ``predict_proba``;
-        :class:`~sklearn.linear_model.LogisticRegression` when None.
-    recalibrator : "auto" or object, default="auto"
-        ``"auto"`` chooses among scikit-learn's temperature scaling and
-        isotonic recalibration, :class:`UtilityPatchingRecalibrator` and
-        the patching recalibrator warm-started from temperature or isotonic
-        (``init``; from isotonic it stops at the null tolerance, the median
-        utility calibration error of perfectly calibrated predictions
-        distributed as its start over 20 draws of the classes), by a 5-fold
-        cross-validation on the held-out probabilities: the out-of-fold
-        predictions of all the rows are scored together by the utility
-        calibration error over the "comb" family (class-wise and top-K), and
-        the simplest candidate (in the order above) whose error is within a
-        noise margin of the smallest, ``0.05 * sqrt(log(4 m) / (2 n))`` for
-        ``m`` utilities and ``n`` the sum of the weights, wins (see the user
-        guide, "Choosing the recalibrator"). Else any
-        object with ``fit(P, y[, sample_weight])`` and ``predict_proba(P)``
-        on probability matrices; it is cloned and fitted on the out-of-fold
-        probabilities, with ``y`` the column indices ``0..n_classes-1``.
-        None is :class:`UtilityPatchingRecalibrator()`.
-    cv : int, cross-validation generator or iterable, default=5
-        Splits for the out-of-fold probabilities, as in
-        :func:`sklearn.model_selection.cross_val_predict` (an integer gives
-        stratified folds); the test folds must partition the samples.
-        ``"prefit"`` (``estimator`` fitted already) is deprecated, as in
-        scikit-learn: use :class:`~sklearn.frozen.FrozenEstimator`. Unused
-        for a :class:`~sklearn.frozen.FrozenEstimator`.
-    n_jobs : int, default=None
-        Parallel jobs for the cross-validation.
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-    estimator_ : classifier
-        The base estimator used by :meth:`predict_proba` (fitted on all the
-        data, or the frozen estimator).
-    recalibrator_ : object
-        The fitted recalibrator.
-    recalibrator_choice_ : str
-        With ``recalibrator="auto"``, the candidate chosen: "temperature",
-        "isotonic", "patching", "temperature+patching" or
-        "isotonic+patching".
-    recalibrator_scores_ : dict
-        With ``recalibrator="auto"``, for every candidate the ``"uc"``
-        (comb family) and the ``"brier"`` of its out-of-fold predictions.
-    n_features_in_ : int
-        Only when the base estimator defines it.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Only when the base estimator defines it.
-
-    See Also
-    --------
-    UtilityPatchingRecalibrator : the patching recalibrator.
-    sklearn.calibration.CalibratedClassifierCV : the same scheme with
-        sigmoid, isotonic or temperature recalibration.
-
-    Examples
-    --------
-    >>> from sklearn.datasets import make_classification
-    >>> from sklearn.naive_bayes import GaussianNB
-    >>> from skcal import RecalibratedClassifier, utility_calibration_error
-    >>> X, y = make_classification(n_samples=3000, n_classes=3, n_informative=4,
-    ...                            random_state=0)
-    >>> X_test, y_test = X[2000:], y[2000:]
-    >>> clf = RecalibratedClassifier(GaussianNB()).fit(X[:2000], y[:2000])
-    >>> clf.predict_proba(X_test).shape
-    (1000, 3)
-    >>> list(clf.recalibrator_scores_)  # the candidates "auto" compared
-    ['temperature', 'isotonic', 'patching', 'temperature+patching', 'isotonic+patching']
-    >>> clf.recalibrator_choice_ in clf.recalibrator_scores_
-    True
-    >>> before = utility_calibration_error(
-    ...     y_test, clf.estimator_.predict_proba(X_test), "comb")
-    >>> after = utility_calibration_error(y_test, clf.predict_proba(X_test), "comb")
-    >>> print(f"{before:.3f}", after < before)
-    0.062 True
-
-    The candidate chosen ("temperature+patching" here with scikit-learn
-    1.9) and the error after (0.041) depend on the versions installed:
-    scikit-learn before 1.8 has no temperature scaling and a log-loss
-    fitted equivalent is used.
-    """
-
-    def __init__(self, estimator=None, recalibrator="auto", *, cv=5, n_jobs=None):
-        self.estimator = estimator
-        self.recalibrator = recalibrator
-        self.cv = cv
-        self.n_jobs = n_jobs
-
-    # scikit-learn's declarative parameter validation, checked by _fit_context at
-    # the start of fit; estimator, recalibrator and cv are checked in fit with
-    # messages of their own (the missing method named, cv="prefit" deprecated)
-    _parameter_constraints = {
-        "estimator": "no_validation",
-        "recalibrator": "no_validation",
-        "cv": "no_validation",
-        "n_jobs": [numbers.Integral, None],
-    }
-
-    def _base(self):
-        return LogisticRegression() if self.estimator is None else self.estimator
-
-    @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_weight=None, **fit_params):
-        """Fit the base estimator and the recalibrator on held-out probabilities.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data, in any form the base estimator accepts.
-        y : array-like of shape (n_samples,)
-            Target labels.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Passed to the base estimator's ``fit`` (when it accepts it, or
-            with metadata routing when it requests it) and to the
-            recalibrator's.
-        **fit_params : dict
-            Only with metadata routing enabled
-            (``sklearn.set_config(enable_metadata_routing=True)``): routed to
-            the base estimator's ``fit`` as it requests.
-
-        Returns
-        -------
-        self : RecalibratedClassifier
-        """
-        base = self._base()
-        auto = isinstance(self.recalibrator, str) and self.recalibrator == "auto"
-        if isinstance(self.recalibrator, str) and not auto:
-            raise ValueError(
-                f"recalibrator must be 'auto' or an object with fit(P, y) and "
-                f"predict_proba(P), got {self.recalibrator!r}."
-            )
-        recalibrator = (
-            UtilityPatchingRecalibrator()
-            if self.recalibrator is None
-            else self.recalibrator
-        )
-        if not auto:
-            for method in ("fit", "predict_proba"):
-                if not callable(getattr(recalibrator, method, None)):
-                    raise TypeError(
-                        f"recalibrator must have fit(P, y) and predict_proba(P) "
-                        f"methods; {type(recalibrator).__name__} has no {method}."
-                    )
-        prefit = isinstance(self.cv, str) and self.cv == "prefit"
-        if isinstance(self.cv, str) and not prefit:
-            raise ValueError(
-                f"cv must be an int, a cross-validation generator or an iterable, "
-                f"got {self.cv!r}."
-            )
-        if prefit:
-            warnings.warn(
-                "cv='prefit' is deprecated, as in scikit-learn: wrap the fitted "
-                "estimator in sklearn.frozen.FrozenEstimator instead.",
-                FutureWarning,
-                stacklevel=3,
-            )
-        self._check_predict_proba(base)
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
-        X, y = indexable(X, y)
-        if sample_weight is not None:
-            sample_weight = check_sample_weight(sample_weight, y.shape[0])
-        frozen = prefit or isinstance(base, FrozenEstimator)
-        params = self._route_fit_params(
-            base, sample_weight, fit_params, frozen, "to fit the recalibrator"
-        )
-
-        if frozen:
-            if prefit:
-                check_is_fitted(base, msg="With cv='prefit', estimator must be "
-                                "fitted already; %(name)s is not.")
-            self.estimator_, held_out = self._held_out_proba(
-                _AlreadyFitted(base) if prefit else base, X, y, params, True, None
-            )
-            classes = np.asarray(self.estimator_.classes_)
-            index = np.searchsorted(classes, y)
-            index = np.minimum(index, classes.shape[0] - 1)
-            if not np.all(classes[index] == y):
-                unknown = np.setdiff1d(y, classes)
-                raise ValueError(
-                    f"y has labels {unknown.tolist()} that the prefitted estimator "
-                    f"does not know (its classes_ are {classes.tolist()})."
-                )
-        else:
-            encoder = LabelEncoder().fit(y)
-            classes = encoder.classes_
-            if classes.shape[0] < 2:
-                raise ValueError(
-                    "RecalibratedClassifier needs at least 2 classes in y, got "
-                    f"{classes.shape[0]} class."
-                )
-            index = encoder.transform(y)
-            self.estimator_, held_out = self._held_out_proba(
-                base, X, y, params, False, self.cv
-            )
-            if not np.array_equal(self.estimator_.classes_, classes):
-                raise ValueError(
-                    f"estimator has classes {self.estimator_.classes_.tolist()} but "
-                    f"y has {classes.tolist()}."
-                )
-
-        if auto:
-            w = (
-                np.ones(index.shape[0]) if sample_weight is None else sample_weight
-            )
-            choice, scores = _choose_recalibrator(
-                np.asarray(held_out, dtype=np.float64), index, w
-            )
-            self.recalibrator_choice_ = choice
-            self.recalibrator_scores_ = scores
-            recalibrator = _auto_candidate(
-                choice, np.asarray(held_out, dtype=np.float64), index, w
-            )
-        else:
-            for name in ("recalibrator_choice_", "recalibrator_scores_"):
-                self.__dict__.pop(name, None)
-        self.recalibrator_ = _with_column_labels(
-            clone(recalibrator), np.asarray(held_out).shape[1]
-        )
-        if sample_weight is None:
-            self.recalibrator_.fit(held_out, index)
-        elif has_fit_parameter(self.recalibrator_, "sample_weight"):
-            self.recalibrator_.fit(held_out, index, sample_weight=sample_weight)
-        else:
-            warnings.warn(
-                f"{type(self.recalibrator_).__name__}.fit does not accept "
-                "sample_weight; the recalibrator is fitted without weights.",
-                stacklevel=3,
-            )
-            self.recalibrator_.fit(held_out, index)
-        self.classes_ = classes
-        self._forward_attributes()
-        return self
-
-    def predict_proba(self, X):
-        """Recalibrated class probabilities.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Columns in the order of ``classes_``.
-        """
-        check_is_fitted(self)
-        proba = np.asarray(
-            self.recalibrator_.predict_proba(self.estimator_.predict_proba(X)),
-            dtype=np.float64,
-        )
-        n_classes = self.classes_.shape[0]
-        if proba.ndim != 2 or proba.shape[1] != n_classes:
-            raise ValueError(
-                f"recalibrator.predict_proba returned shape {proba.shape}; "
-                f"expected (n_samples, {n_classes})."
-            )
-        return proba
-
-    def predict(self, X):
-        """The class of largest recalibrated probability (ties: lowest index).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Labels from ``classes_``.
-        """
-        check_is_fitted(self)
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

@@ -6,33 +6,16 @@ force over all intervals, the Brier score by loops) or are derived by hand in
 the comments.
 """
 
-import pickle
-import warnings
 
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
-from sklearn.base import BaseEstimator, clone
-from sklearn.datasets import make_classification
+from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
-from sklearn.frozen import FrozenEstimator
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import (
-    GridSearchCV,
-    KFold,
-    StratifiedKFold,
-    cross_val_predict,
-)
-from sklearn.naive_bayes import GaussianNB
-from sklearn.neighbors import KNeighborsClassifier
-from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcal import (
     ClassWise,
     LinearFamily,
-    RecalibratedClassifier,
     TopK,
     TopKFamily,
     UtilityFamily,
@@ -41,7 +24,6 @@ from skcal import (
 )
 from skcal.recalibration import Patch, project_simplex
 
-from adapters import ProbabilityRows
 from reference import (
     brier_multiclass,
     patching_reference,
@@ -49,6 +31,7 @@ from reference import (
 )
 
 # --- data -------------------------------------------------------------------------
+
 
 
 def softmax(Z):
@@ -79,9 +62,6 @@ def assert_same_patches(a, b, rtol=0.0):
 def _brier(P, y, w=None):
     w = np.ones(P.shape[0]) if w is None else np.asarray(w, dtype=float)
     return brier_multiclass(P, y, w)
-
-
-# --- the simplex projection ------------------------------------------------------
 
 
 def _projection_cases():
@@ -147,14 +127,14 @@ def test_projection_errors():
         project_simplex([[np.nan, 1.0]])
 
 
-# --- a patch derived by hand ---------------------------------------------------------
-
 # Ten predictions [0.9, 0.1]; the top class (0) occurs half of the time.
 # Top-class audit: v = 0.9 on every row, realised utility 1/2 on average, so
 # UC = 0.4 on the interval [0.9, 0.9] with sign -1 (over-promised); u_vec =
 # e_0 on every row, E||u_vec||^2 = 1. Brier: rows y = 0 lose 0.01 + 0.01,
 # rows y = 1 lose 0.81 + 0.81: mean 0.82.
 HAND_P = np.array([[0.9, 0.1]] * 10)
+
+
 HAND_Y = np.array([0, 1] * 5)
 
 
@@ -210,8 +190,6 @@ def test_calibrated_input_gets_no_patch():
     assert rec.patches_ == [] and rec.stopping_reason_ == "tol"
 
 
-# --- against Algorithm 1 by brute force -----------------------------------------------
-
 _FAMILY_SPECS = {
     "top-class": lambda C: [("top-class", None)],
     "class-wise": lambda C: [("class-wise", c) for c in range(C)],
@@ -252,9 +230,6 @@ def test_matches_algorithm_1_reference(family):
         assert_allclose(rec.transform(P), expected_P, atol=1e-9)
 
 
-# --- replay --------------------------------------------------------------------------
-
-
 @pytest.mark.parametrize(
     "params",
     [
@@ -292,9 +267,6 @@ def test_replay_on_fit_data_is_bit_for_bit(params):
         assert rec.history_["uc"][-1] == pytest.approx(uc, rel=1e-12)
 
 
-# --- the Brier score never increases --------------------------------------------------
-
-
 @pytest.mark.parametrize("step", ["armijo", "paper", 0.02, 0.5, 3.0])
 @pytest.mark.parametrize("family", ["comb", "top-class", "class-wise"])
 def test_brier_never_increases(step, family):
@@ -326,9 +298,6 @@ def test_paper_step_decreases_brier_as_proposition_a1():
     errs = rec.history_["uc"][:-1]
     assert rec.n_iter_ == 25
     assert np.all(drops >= errs**2 / 3 * (1 - 1e-9))
-
-
-# --- it recalibrates ------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("family", ["comb", "top-class", "class-wise"])
@@ -373,9 +342,6 @@ def test_max_iter_zero_is_the_identity():
     out = rec.transform(P)
     assert_array_equal(out, P)
     assert out is not P
-
-
-# --- binary input ---------------------------------------------------------------------
 
 
 def test_binary_one_and_two_columns_agree():
@@ -427,9 +393,6 @@ def test_predict_ties_go_to_the_lowest_class():
     assert_array_equal(rec.predict([[0.5, 0.5], [0.3, 0.7]]), ["a", "b"])
 
 
-# --- sample weights -------------------------------------------------------------------
-
-
 @pytest.mark.parametrize("step", ["armijo", "paper"])
 def test_integer_weights_equal_repetition(step):
     P, y = overconfident(300, 4, seed=14)
@@ -455,9 +418,6 @@ def test_weights_change_the_fit():
     assert not np.allclose(a.transform(P), b.transform(P))
 
 
-# --- inputs are left alone ------------------------------------------------------------
-
-
 def test_inputs_are_not_modified_and_read_only_inputs_work():
     P, y = overconfident(300, 3, seed=17)
     w = np.random.RandomState(17).uniform(0.5, 2, size=300)
@@ -479,9 +439,9 @@ def test_inputs_are_not_modified_and_read_only_inputs_work():
     assert_array_equal(p1, p1_copy)
 
 
-# --- errors ---------------------------------------------------------------------------
-
 _P3 = np.array([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]])
+
+
 _Y3 = np.array([0, 1, 2, 2])
 
 
@@ -580,9 +540,6 @@ def test_validation_fraction_too_large_for_the_data():
         UtilityPatchingRecalibrator(validation_fraction=0.9).fit(_P3, _Y3)
 
 
-# --- families, clone, pickle ----------------------------------------------------------
-
-
 def test_family_objects_and_clone():
     P, y = overconfident(500, 4, seed=18)
     families = {
@@ -602,303 +559,6 @@ def test_family_objects_and_clone():
         assert_array_equal(cloned.fit(P, y).transform(P), rec.transform(P))
 
 
-def test_pickle_round_trip():
-    P, y = overconfident(400, 3, seed=19)
-    rec = UtilityPatchingRecalibrator(tol=0.0, max_iter=10).fit(P, y)
-    again = pickle.loads(pickle.dumps(rec))
-    assert_same_patches(again.patches_, rec.patches_)
-    assert_array_equal(again.transform(P), rec.transform(P))
-    clf = RecalibratedClassifier(GaussianNB(), cv=3).fit(*_classification(3, 300))
-    X, _ = _classification(3, 300)
-    assert_array_equal(
-        pickle.loads(pickle.dumps(clf)).predict_proba(X), clf.predict_proba(X)
-    )
-
-
-# --- RecalibratedClassifier -----------------------------------------------------------
-
-
-def _classification(n_classes, n, seed=0):
-    return make_classification(
-        n_samples=n,
-        n_features=8,
-        n_informative=5,
-        n_classes=n_classes,
-        n_clusters_per_class=1,
-        random_state=seed,
-    )
-
-
-class RecordingRecalibrator(BaseEstimator):
-    """Records what it is fitted on; predicts the probabilities unchanged."""
-
-    def fit(self, P, y, sample_weight=None):
-        self.P_ = np.array(P, copy=True)
-        self.y_ = np.array(y, copy=True)
-        self.sample_weight_ = None if sample_weight is None else np.array(sample_weight)
-        return self
-
-    def predict_proba(self, P):
-        return np.asarray(P, dtype=float)
-
-
-_FIT_LOG = []
-
-
-class RecordingLogisticRegression(LogisticRegression):
-    """Records the sample weights of every fit in _FIT_LOG (clones included)."""
-
-    def __init__(self):
-        super().__init__()
-
-    def fit(self, X, y, sample_weight=None):
-        _FIT_LOG.append(None if sample_weight is None else np.array(sample_weight))
-        return super().fit(X, y, sample_weight=sample_weight)
-
-
-def test_classifier_matches_manual_composition():
-    X, y = _classification(4, 600)
-    X_new, _ = _classification(4, 200, seed=1)
-    cv = KFold(4, shuffle=True, random_state=0)
-    clf = RecalibratedClassifier(
-        GaussianNB(), UtilityPatchingRecalibrator(), cv=cv
-    ).fit(X, y)
-    held_out = cross_val_predict(GaussianNB(), X, y, cv=cv, method="predict_proba")
-    rec = UtilityPatchingRecalibrator().fit(held_out, y)
-    assert len(rec.patches_) > 0
-    base = GaussianNB().fit(X, y)
-    assert_array_equal(
-        clf.predict_proba(X_new), rec.predict_proba(base.predict_proba(X_new))
-    )
-    assert_array_equal(clf.predict(X_new), np.argmax(clf.predict_proba(X_new), axis=1))
-    assert_same_patches(clf.recalibrator_.patches_, rec.patches_)
-    assert clf.n_features_in_ == 8
-
-
-def test_prefit_and_frozen_estimator():
-    X, y = _classification(3, 900)
-    base = GaussianNB().fit(X[:300], y[:300])
-    expected = UtilityPatchingRecalibrator().fit(base.predict_proba(X[300:]), y[300:])
-    # the recalibrator given explicitly: "auto" (the default) may choose another
-    rec = UtilityPatchingRecalibrator()
-    prefit = RecalibratedClassifier(base, rec, cv="prefit").fit(X[300:], y[300:])
-    frozen = RecalibratedClassifier(FrozenEstimator(base), rec).fit(X[300:], y[300:])
-    assert prefit.estimator_ is base
-    for clf in (prefit, frozen):
-        assert_same_patches(clf.recalibrator_.patches_, expected.patches_)
-        assert_array_equal(
-            clf.predict_proba(X[:300]),
-            expected.predict_proba(base.predict_proba(X[:300])),
-        )
-    with pytest.raises(NotFittedError, match="cv='prefit'"):
-        RecalibratedClassifier(GaussianNB(), cv="prefit").fit(X, y)
-    with pytest.raises(ValueError, match="does not know"):
-        RecalibratedClassifier(FrozenEstimator(base)).fit(X[:5], np.full(5, 7))
-    with pytest.raises(ValueError, match="cv must be"):
-        RecalibratedClassifier(base, cv="frozen").fit(X, y)
-
-
-def test_prefit_calibration_data_missing_a_class():
-    X, y = _classification(3, 900)
-    base = GaussianNB().fit(X[:300], y[:300])
-    keep = y[300:] != 1
-    clf = RecalibratedClassifier(base, RecordingRecalibrator(), cv="prefit")
-    clf.fit(X[300:][keep], y[300:][keep])
-    assert_array_equal(clf.classes_, [0, 1, 2])
-    assert clf.recalibrator_.P_.shape[1] == 3
-    assert set(clf.recalibrator_.y_) == {0, 2}
-
-
-def test_string_labels():
-    X, y = _classification(3, 600)
-    names = np.array(["setosa", "versicolor", "virginica"])
-    clf = RecalibratedClassifier(GaussianNB(), cv=3).fit(X, names[y])
-    assert_array_equal(clf.classes_, names)
-    assert set(clf.predict(X)) <= set(names)
-    numeric = RecalibratedClassifier(GaussianNB(), cv=3).fit(X, y)
-    assert_array_equal(clf.predict_proba(X), numeric.predict_proba(X))
-    assert_array_equal(clf.predict(X), names[numeric.predict(X)])
-    # the recalibrator sees column indices, not labels
-    recorded = RecalibratedClassifier(GaussianNB(), RecordingRecalibrator(), cv=3)
-    assert_array_equal(recorded.fit(X, names[y]).recalibrator_.y_, y)
-
-
-def test_custom_recalibrator_and_ties():
-    X, y = _classification(2, 400)
-    base = LogisticRegression().fit(X, y)
-    clf = RecalibratedClassifier(base, RecordingRecalibrator(), cv="prefit").fit(X, y)
-    assert_array_equal(clf.predict_proba(X), base.predict_proba(X))
-    assert_array_equal(clf.recalibrator_.P_, base.predict_proba(X))
-
-    class Constant(BaseEstimator):
-        def fit(self, P, y):
-            return self
-
-        def predict_proba(self, P):
-            return np.full((len(P), 2), 0.5)
-
-    base10 = LogisticRegression().fit(X, y + 10)
-    tied = RecalibratedClassifier(base10, Constant(), cv="prefit").fit(X, y + 10)
-    assert_array_equal(tied.predict(X[:3]), [10, 10, 10])
-    with pytest.raises(TypeError, match="recalibrator must have"):
-        RecalibratedClassifier(base, object(), cv="prefit").fit(X, y)
-
-
-def test_folds_missing_a_class_are_mapped_to_classes_order():
-    X, y = _classification(3, 300)
-    order = np.argsort(y, kind="stable")
-    X, y = X[order], y[order]  # 100 rows of each class, in order
-    # fold 1 trains on classes 0 and 1 only and predicts rows of class 2
-    folds = [
-        (np.arange(0, 200), np.arange(200, 300)),
-        (np.arange(100, 300), np.arange(0, 100)),
-        (np.r_[0:100, 200:300], np.arange(100, 200)),
-    ]
-    clf = RecalibratedClassifier(
-        LogisticRegression(), RecordingRecalibrator(), cv=folds
-    )
-    with pytest.warns(RuntimeWarning, match="Number of classes in training fold"):
-        clf.fit(X, y)
-    P = clf.recalibrator_.P_
-    expected = np.zeros((100, 3))
-    expected[:, :2] = LogisticRegression().fit(X[:200], y[:200]).predict_proba(X[200:])
-    assert_allclose(P[200:], expected)
-    expected = np.zeros((100, 3))
-    expected[:, 1:] = LogisticRegression().fit(X[100:], y[100:]).predict_proba(X[:100])
-    assert_allclose(P[:100], expected)
-
-
-def test_sample_weight_is_routed():
-    X, y = _classification(3, 300)
-    w = np.random.RandomState(0).randint(1, 4, size=300).astype(float)
-    _FIT_LOG.clear()
-    log = _FIT_LOG
-    cv = KFold(3)
-    clf = RecalibratedClassifier(
-        RecordingLogisticRegression(), RecordingRecalibrator(), cv=cv
-    ).fit(X, y, sample_weight=w)
-    assert len(log) == 4  # three folds and the final fit
-    for (train, _), fold_weights in zip(cv.split(X), log[:3]):
-        assert_array_equal(fold_weights, w[train])
-    assert_array_equal(log[3], w)
-    assert_array_equal(clf.recalibrator_.sample_weight_, w)
-    # a base estimator without sample_weight: a warning, the recalibrator still
-    # gets the weights
-    with pytest.warns(UserWarning, match="does not accept sample_weight"):
-        clf = RecalibratedClassifier(
-            KNeighborsClassifier(), RecordingRecalibrator(), cv=3
-        ).fit(X, y, sample_weight=w)
-    assert_array_equal(clf.recalibrator_.sample_weight_, w)
-
-    class NoWeights(RecordingRecalibrator):
-        def fit(self, P, y):
-            return super().fit(P, y)
-
-    with pytest.warns(UserWarning, match="fitted without weights"):
-        RecalibratedClassifier(LogisticRegression(), NoWeights(), cv=3).fit(
-            X, y, sample_weight=w
-        )
-
-
-def test_integer_weights_equal_repetition_for_the_classifier():
-    X, y = _classification(3, 300)
-    base = GaussianNB().fit(X[:100], y[:100])
-    w = np.random.RandomState(1).randint(0, 3, size=200)
-    rows = np.repeat(np.arange(200), w)
-    weighted = RecalibratedClassifier(
-        FrozenEstimator(base), UtilityPatchingRecalibrator()
-    ).fit(X[100:], y[100:], w)
-    plain = RecalibratedClassifier(
-        FrozenEstimator(base), UtilityPatchingRecalibrator()
-    ).fit(X[100:][rows], y[100:][rows])
-    assert_allclose(
-        weighted.predict_proba(X[:100]), plain.predict_proba(X[:100]), atol=1e-12
-    )
-
-
-def test_pipeline_and_grid_search():
-    X, y = _classification(3, 600)
-    pipe = Pipeline(
-        [
-            ("scale", StandardScaler()),
-            (
-                "clf",
-                RecalibratedClassifier(
-                    GaussianNB(), UtilityPatchingRecalibrator(tol=0.0), cv=3
-                ),
-            ),
-        ]
-    )
-    search = GridSearchCV(
-        pipe,
-        {"clf__recalibrator__max_iter": [0, 3, 10]},
-        cv=StratifiedKFold(3),
-        scoring="neg_brier_score",
-    ).fit(X, y)
-    assert search.best_params_["clf__recalibrator__max_iter"] in (0, 3, 10)
-    assert search.predict_proba(X).shape == (600, 3)
-    fitted = search.best_estimator_.named_steps["clf"]
-    assert len(fitted.recalibrator_.patches_) <= fitted.recalibrator.max_iter
-    # max_iter=0 is the base estimator's probabilities exactly
-    identity = clone(pipe).set_params(clf__recalibrator__max_iter=0).fit(X, y)
-    Xs = StandardScaler().fit_transform(X)
-    assert_allclose(
-        identity.predict_proba(X), GaussianNB().fit(Xs, y).predict_proba(Xs)
-    )
-    # tuned directly too
-    direct = GridSearchCV(
-        RecalibratedClassifier(GaussianNB(), UtilityPatchingRecalibrator()),
-        {"recalibrator__family": ["top-class", "comb"], "cv": [3]},
-        cv=3,
-    ).fit(X, y)
-    assert direct.best_params_["recalibrator__family"] in ("top-class", "comb")
-
-
-def test_classifier_recalibrates_gaussian_nb():
-    X, y = _classification(5, 6000, seed=2)
-    X_test, y_test = X[4000:], y[4000:]
-    clf = RecalibratedClassifier(GaussianNB()).fit(X[:4000], y[:4000])
-    base = clf.estimator_.predict_proba(X_test)
-    before = utility_calibration_error(y_test, base, "comb")
-    after = utility_calibration_error(y_test, clf.predict_proba(X_test), "comb")
-    assert after < 0.6 * before
-    assert _brier(clf.predict_proba(X_test), y_test) < _brier(base, y_test)
-
-
-def test_classifier_errors():
-    X, y = _classification(3, 60)
-    with pytest.raises(ValueError, match="Unknown label type"):
-        RecalibratedClassifier().fit(X, np.linspace(0, 1, 60))
-    with pytest.raises(NotFittedError):
-        RecalibratedClassifier().predict(X)
-    with pytest.raises(ValueError, match="sample_weight has negative"):
-        RecalibratedClassifier().fit(X, y, sample_weight=-np.ones(60))
-
-
-# --- scikit-learn conventions ---------------------------------------------------------
-
-# The probability transformer meets the checks through an adapter that turns
-# their arbitrary features into probability rows (tests/adapters.py): every
-# check runs, and none is expected to fail.
-@parametrize_with_checks(
-    [
-        ProbabilityRows(UtilityPatchingRecalibrator()),
-        # random_state fixes the folds of the warm start's cross-fitting
-        ProbabilityRows(
-            UtilityPatchingRecalibrator("top-class", init="temperature", random_state=0)
-        ),
-        RecalibratedClassifier(cv=3),
-        RecalibratedClassifier(
-            GaussianNB(), UtilityPatchingRecalibrator("top-class"), cv=3
-        ),
-    ],
-)
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        check(estimator)
-
-
 def test_transform_reports_column_count_before_row_sums():
     rng = np.random.default_rng(5)
     P = rng.dirichlet(np.ones(5), 200)
@@ -907,9 +567,6 @@ def test_transform_reports_column_count_before_row_sums():
     # dropping a column also breaks the row sums; the column count is the news
     with pytest.raises(ValueError, match="has 4 columns but .* fitted on 5 classes"):
         rec.transform(P[:, :4])
-
-
-# --- incremental audits (issue 14, item 2) ------------------------------------------
 
 
 def test_incremental_audit_matches_full_audit_on_random_patches():
@@ -979,9 +636,6 @@ def test_incremental_and_full_audits_give_the_same_fit(monkeypatch):
         assert_allclose(incremental.history_["uc"], full.history_["uc"], rtol=1e-9)
 
 
-# --- warm start, "auto", meta-estimator contract (issues 14 and 15) -------------------
-
-
 def test_warm_start_patches_what_the_start_leaves():
     P, y = overconfident(3000, 4, seed=21)
     for init in ("temperature", "isotonic", "sigmoid"):
@@ -1023,19 +677,19 @@ def test_fallback_temperature_takes_an_optimum_on_its_bound():
     # rows, half of them wrong: the log-loss falls as T grows, so the optimum
     # over log T in [-5, 5] is the bound 5 itself, whatever the rows' order
     # (bounded Brent alone ends a few 1e-6 inside it, row-order dependent).
-    from skcal.recalibration._patching import _TemperatureScaling
+    from skcal.recalibration._common import LogLossTemperatureScaling
 
     P = np.eye(2)[[0, 1, 0, 1, 1, 0]]
     y = np.array([1, 1, 0, 0, 0, 1])
     for order in (np.arange(6), np.array([5, 3, 1, 0, 2, 4])):
-        fitted = _TemperatureScaling().fit(P[order], y[order])
+        fitted = LogLossTemperatureScaling().fit(P[order], y[order])
         assert fitted.temperature_ == np.exp(5.0)
     # an interior optimum stays where Brent found it: two-class rows with
     # p = 0.8 right 80% of the time are calibrated, so T = 1 (to Brent's
     # tolerance, 1e-5 in log T)
     P = np.tile([[0.8, 0.2]], (10, 1))
     y = np.array([0] * 8 + [1] * 2)
-    assert abs(np.log(_TemperatureScaling().fit(P, y).temperature_)) < 1e-4
+    assert abs(np.log(LogLossTemperatureScaling().fit(P, y).temperature_)) < 1e-4
 
 
 def test_bad_init_is_named():
@@ -1047,65 +701,6 @@ def test_bad_init_is_named():
     # scikit-learn's parameter validation words this one (_parameter_constraints)
     with pytest.raises(ValueError, match="'init_cv' parameter .* int in the range"):
         UtilityPatchingRecalibrator(init="isotonic", init_cv=1).fit(P, y)
-
-
-# the choice of recalibrator="auto" is tested in tests/test_auto_recalibrator.py
-
-
-def test_auto_in_grid_search():
-    X, y = _classification(3, 600)
-    search = GridSearchCV(
-        RecalibratedClassifier(GaussianNB(), cv=3),
-        {"recalibrator": ["auto", UtilityPatchingRecalibrator()]},
-        cv=3,
-        scoring="neg_brier_score",
-    ).fit(X, y)
-    assert search.best_estimator_.predict_proba(X).shape == (600, 3)
-
-
-def test_prefit_is_deprecated():
-    X, y = _classification(3, 400)
-    base = GaussianNB().fit(X[:200], y[:200])
-    with pytest.warns(FutureWarning, match="FrozenEstimator"):
-        prefit = RecalibratedClassifier(
-            base, UtilityPatchingRecalibrator(), cv="prefit"
-        ).fit(X[200:], y[200:])
-    frozen = RecalibratedClassifier(
-        FrozenEstimator(base), UtilityPatchingRecalibrator()
-    ).fit(X[200:], y[200:])
-    assert_array_equal(prefit.predict_proba(X), frozen.predict_proba(X))
-
-
-class _NoProba(BaseEstimator):
-    _estimator_type = "classifier"
-
-    def fit(self, X, y):
-        self.classes_ = np.unique(y)
-        return self
-
-    def predict(self, X):
-        return np.full(len(X), self.classes_[0])
-
-
-def test_estimator_without_predict_proba_is_named():
-    X, y = _classification(3, 100)
-    with pytest.raises(TypeError, match="estimator must be a classifier with "
-                       "predict_proba; _NoProba has no predict_proba"):
-        RecalibratedClassifier(_NoProba()).fit(X, y)
-
-
-def test_sample_weight_with_metadata_routing():
-    import sklearn
-
-    X, y = _classification(3, 400)
-    w = np.random.RandomState(0).randint(1, 3, size=400).astype(float)
-    rec = UtilityPatchingRecalibrator()
-    plain = RecalibratedClassifier(LogisticRegression(), rec, cv=3).fit(X, y, w)
-    with sklearn.config_context(enable_metadata_routing=True):
-        routed = RecalibratedClassifier(
-            LogisticRegression().set_fit_request(sample_weight=True), rec, cv=3
-        ).fit(X, y, sample_weight=w)
-    assert_allclose(routed.predict_proba(X), plain.predict_proba(X))
 
 
 def test_feature_names_out_and_set_output():
@@ -1126,9 +721,6 @@ def test_feature_names_out_and_set_output():
     # fitted on an array: the default names
     plain = UtilityPatchingRecalibrator().fit(P, y)
     np.testing.assert_array_equal(plain.get_feature_names_out(), ["x0", "x1", "x2"])
-
-
-# --- compiled row kernels: bit for bit their numpy twins (issue 14, fit time) ------
 
 
 def _kernel_cases(seed, n_cases):

@@ -1,0 +1,485 @@
+"""The choice of a recalibrator by a cross-fitted proper score.
+
+:class:`AutoRecalibrator` compares a table of candidate recalibrators,
+simplest first and always starting with the identity map (the model left
+alone), by the out-of-fold value of a proper score on the calibration data,
+and keeps the simplest candidate whose score is within one standard error of
+the best (the one-standard-error rule of Breiman, Friedman, Olshen and Stone,
+*Classification and Regression Trees*, 1984, Section 3.4.3), among those
+that are not worse than the identity out of fold.
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils import check_random_state
+from sklearn.utils.parallel import Parallel, delayed
+
+from .._compat import Interval
+from ._base import BaseRecalibrator
+from ._binning import HistogramBinning, IsotonicCalibration, ScalingBinning
+from ._common import ProbabilityPassthrough, fit_recalibrator, with_column_labels
+from ._patching import UtilityPatchingRecalibrator
+from ._scaling import (
+    BetaCalibration,
+    DirichletCalibration,
+    SigmoidCalibration,
+    TemperatureScaling,
+    VectorScaling,
+)
+from ._spline import SplineCalibration
+from ._venn_abers import VennAbersCalibration
+
+__all__ = ["AutoRecalibrator"]
+
+
+class IdentityRecalibrator(BaseRecalibrator):
+    """The identity map: the probabilities of the model, unchanged.
+
+    The first candidate of :class:`AutoRecalibrator` ("the model left
+    alone"); kept private to skcal.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_classes,), default=None
+        The class of each column of ``X``.
+    """
+
+    _parameter_constraints = {"labels": ["array-like", None]}
+
+    def __init__(self, labels=None):
+        self.labels = labels
+
+    def _fit(self, P, y, w):
+        return self
+
+    def _predict_proba(self, P):
+        return P.copy()
+
+
+def _patched(start):
+    """Utility patching fitted on the cross-fitted output of ``start``."""
+    return UtilityPatchingRecalibrator(init=start, init_cv=5, random_state=0)
+
+
+# name -> factory of the unfitted candidate, simplest first: the identity,
+# one-parameter temperature, the per-class scalings by the number of their
+# parameters, then the non-parametric maps by their flexibility, then utility
+# patching alone and after the simplest of each kind.
+_CANDIDATES = {
+    "identity": IdentityRecalibrator,
+    "temperature": TemperatureScaling,
+    "sigmoid": SigmoidCalibration,
+    "beta": BetaCalibration,
+    "vector": VectorScaling,
+    "dirichlet": DirichletCalibration,
+    "histogram": HistogramBinning,
+    "isotonic": IsotonicCalibration,
+    "scaling-binning": ScalingBinning,
+    "spline": SplineCalibration,
+    "venn-abers": VennAbersCalibration,
+    "patching": UtilityPatchingRecalibrator,
+    "temperature+patching": lambda: _patched(TemperatureScaling()),
+    "isotonic+patching": lambda: _patched(IsotonicCalibration()),
+}
+_PATCHING = ("patching", "temperature+patching", "isotonic+patching")
+_ROW_SCORES = {"neg_log_loss": "log-loss", "neg_brier_score": "Brier score"}
+
+
+def candidate_names():
+    """The names of the candidates of ``AutoRecalibrator``, simplest first.
+
+    Returns
+    -------
+    names : list of str
+        Every name ``candidates=`` accepts.
+    """
+    return list(_CANDIDATES)
+
+
+def _row_losses(kind, Q, y):
+    """Per-row loss of the out-of-fold predictions ``Q`` (lower is better).
+
+    ``log-loss``: ``-log q_y``, infinite where ``q_y = 0`` exactly (no floor:
+    a method that puts probability 0 on an observed class out of fold loses).
+    ``Brier score``: ``sum_k (q_k - 1{k = y})^2``.
+    """
+    rows = np.arange(y.shape[0])
+    if kind == "log-loss":
+        with np.errstate(divide="ignore"):
+            return -np.log(Q[rows, y])
+    R = Q.copy()
+    R[rows, y] -= 1.0
+    return np.einsum("ij,ij->i", R, R)
+
+
+def _paired_se(d, w):
+    """Standard error of the weighted mean of the paired differences ``d``.
+
+    ``sqrt(sum w_i^2 (d_i - dbar)^2) / W``, times ``sqrt(m / (m - 1))`` for the
+    effective number ``m = W^2 / sum w_i^2`` of rows (the usual ``n - 1``
+    with unit weights); 0 when ``d`` is constant, infinite for ``m <= 1``.
+    """
+    W = w.sum()
+    dbar = float(np.dot(w, d) / W)
+    m = W * W / float(np.dot(w, w))
+    if m <= 1.0:
+        return np.inf if np.any(d != dbar) else 0.0
+    return float(np.sqrt(np.dot(w * w, (d - dbar) ** 2) * m / (m - 1.0)) / W)
+
+
+def choose(names, losses, w):
+    """The one-standard-error choice among the candidates (lower loss better).
+
+    ``losses`` has one row per candidate (in ``names``' order, simplest
+    first, the identity first) and one column per unit (a row of the data,
+    or a fold for scores that are not sums over rows), ``w`` the weights of
+    the units. The best candidate has the smallest weighted mean loss; the
+    chosen one is the first, in order, whose mean loss is finite, not larger
+    than the identity's, and at most one standard error of its paired
+    difference to the best above the best's. Returns ``(index, means,
+    ses)``.
+    """
+    with np.errstate(invalid="ignore"):
+        means = np.array([
+            np.inf if np.any(~np.isfinite(row)) else float(np.dot(w, row) / w.sum())
+            for row in losses
+        ])
+    ses = np.full(len(names), np.nan)
+    if not np.isfinite(means).any():
+        return 0, means, ses
+    best = int(np.argmin(means))
+    for k, row in enumerate(losses):
+        if np.isfinite(means[k]):
+            ses[k] = 0.0 if k == best else _paired_se(row - losses[best], w)
+    for k in range(len(names)):
+        if (
+            np.isfinite(means[k])
+            and means[k] <= means[0]
+            and means[k] - means[best] <= ses[k]
+        ):
+            return k, means, ses
+    return best, means, ses
+
+
+def _fold_predict(estimator, P, y, w, P_test):
+    """Out-of-fold predictions of one candidate, or the error it raised."""
+    try:
+        model = fit_recalibrator(clone(estimator), P, y, w)
+        return np.asarray(model.predict_proba(P_test), dtype=np.float64)
+    except Exception as error:  # noqa: BLE001 -- a candidate that fails loses
+        return error
+
+
+def _folds(y, n_splits, rng):
+    counts = np.bincount(y)
+    if counts[counts > 0].min() >= n_splits:
+        return StratifiedKFold(n_splits, shuffle=True, random_state=rng)
+    return KFold(min(n_splits, y.shape[0]), shuffle=True, random_state=rng)
+
+
+def _subsample(y, size, rng):
+    """``size`` row indices drawn without replacement, stratified by class.
+
+    Each class keeps its share, rounded, and at least one row (when it has
+    one), so rare classes stay represented in the selection.
+    """
+    n = y.shape[0]
+    counts = np.bincount(y)
+    take = np.maximum(np.round(counts * size / n).astype(np.intp), counts > 0)
+    rows = [
+        rng.choice(np.flatnonzero(y == k), size=int(take[k]), replace=False)
+        for k in range(counts.shape[0])
+        if take[k] > 0
+    ]
+    return np.sort(np.concatenate(rows))
+
+
+class AutoRecalibrator(BaseRecalibrator):
+    """The recalibrator that scores best out of fold, never worse than none.
+
+    Every candidate of a table (the identity map first, then the others
+    simplest first) is fitted on ``cv - 1`` folds of the calibration data
+    and predicts the remaining fold; its out-of-fold predictions of all the
+    rows are scored by a proper score (the weighted log-loss by default). The
+    chosen candidate is the simplest whose out-of-fold score is within one
+    standard error of the best one's, among those that score no worse than
+    the identity: the standard error is that of the paired per-row
+    differences of its losses to the best candidate's (the one-standard-error
+    rule of Breiman et al.), so a more flexible method must beat a simpler
+    one by more than the noise of the comparison to be chosen. The chosen
+    candidate is then refitted on all the rows.
+
+    A method that puts probability exactly 0 on a class observed out of fold
+    has an infinite out-of-fold log-loss and is never chosen under the
+    log-loss: that is the verdict the log-loss gives on such a method, and
+    no floor inside the logarithm hides it.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_classes,), default=None
+        The class of each column of ``X`` (an estimator's ``classes_``); by
+        default the distinct labels of ``y``, which must then all occur.
+    candidates : list of str, dict or None, default=None
+        None: every method of the table (see ``candidate_names()`` in
+        this module): "identity", "temperature", "sigmoid",
+        "beta", "vector", "dirichlet", "histogram", "isotonic",
+        "scaling-binning", "spline", "venn-abers", and, unless the selection
+        score is the log-loss, "patching", "temperature+patching" and
+        "isotonic+patching" (utility patching projects onto the simplex and
+        puts exact zeros, which the log-loss judges infinitely bad, so under
+        it these candidates cannot win and are not fitted). A list of those
+        names, in order of simplicity, or a dict ``name -> recalibrator``
+        (objects with ``fit(P, y[, sample_weight])`` and
+        ``predict_proba(P)``), simplest first; the identity is always added
+        first.
+    selection_scoring : str or callable, default="neg_log_loss"
+        The score of the out-of-fold predictions, greater is better:
+        ``"neg_log_loss"`` or ``"neg_brier_score"`` (both summed over rows,
+        so the standard error is that of per-row differences), or any name
+        :func:`skcal.get_scorer` knows (skcal's and scikit-learn's, e.g.
+        ``"neg_utility_calibration_error"``) or a scorer callable
+        ``scorer(estimator, X, y, sample_weight=None)``; these are computed
+        on each fold's out-of-fold predictions and the standard error is
+        that of the per-fold differences. The log-loss rewards sharp and
+        calibrated probabilities and punishes confident mistakes without
+        bound: use it when the probabilities are used as such (expected
+        costs, thresholds chosen later, stacking). The Brier score is
+        bounded: use it when a few confident mistakes should not decide the
+        choice (small calibration sets, label noise). A utility calibration
+        score (with the utilities of the decisions taken) when the
+        probabilities feed those decisions.
+    cv : int, default=5
+        Number of folds of the cross-fitting (stratified when every class
+        has at least ``cv`` rows, else plain shuffled folds).
+    max_selection_samples : int or None, default=10000
+        The choice is made on a class-stratified subsample of this many rows
+        when there are more (the chosen candidate is refitted on all the
+        rows): at 10,000 rows the standard error of a difference of
+        log-losses is a few thousandths, below the differences that matter.
+        None: always all the rows.
+    n_jobs : int, default=None
+        Parallel jobs over the (candidate, fold) fits.
+    random_state : int, RandomState instance or None, default=None
+        Folds and subsample.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_classes_ : int
+    chosen_ : str
+        The name of the chosen candidate.
+    recalibrator_ : object
+        The chosen candidate, fitted on all the rows.
+    scores_ : dict
+        For every candidate, ``{"score": s, "se": e}``: its out-of-fold
+        score (the selection score, in its own sign: greater is better;
+        ``-inf`` when some out-of-fold prediction made it infinite or the
+        candidate failed to fit, with ``"error"`` then giving the reason) and
+        the standard error of its paired difference to the best candidate.
+    n_selection_samples_ : int
+        The number of rows the choice was made on.
+
+    See Also
+    --------
+    RecalibratedClassifier : the classifier meta-estimator; its default
+        ``recalibrator="auto"`` is this.
+
+    References
+    ----------
+    L. Breiman, J. H. Friedman, R. A. Olshen and C. J. Stone,
+    *Classification and Regression Trees*, 1984 (the one-standard-error
+    rule). T. Gneiting and A. E. Raftery, *Strictly Proper Scoring Rules,
+    Prediction, and Estimation*, 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcal.recalibration import AutoRecalibrator
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(size=(2000, 3))
+    >>> truth = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    >>> y = (truth.cumsum(axis=1) > rng.uniform(size=(2000, 1))).argmax(axis=1)
+    >>> P = np.exp(3 * logits) / np.exp(3 * logits).sum(axis=1, keepdims=True)
+    >>> auto = AutoRecalibrator(random_state=0).fit(P, y)
+    >>> auto.chosen_ != "identity"  # over-confident: some map beats none
+    True
+    >>> auto.scores_["identity"]["score"] < auto.scores_[auto.chosen_]["score"]
+    True
+    >>> auto.predict_proba(P[:2]).shape
+    (2, 3)
+    """
+
+    _parameter_constraints = {
+        "labels": ["array-like", None],
+        "candidates": [list, tuple, dict, None],
+        "selection_scoring": [str, callable],
+        "cv": [Interval(numbers.Integral, 2, None, closed="left")],
+        "max_selection_samples": [Interval(numbers.Integral, 2, None, closed="left"), None],
+        "n_jobs": [numbers.Integral, None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        labels=None,
+        *,
+        candidates=None,
+        selection_scoring="neg_log_loss",
+        cv=5,
+        max_selection_samples=10000,
+        n_jobs=None,
+        random_state=None,
+    ):
+        self.labels = labels
+        self.candidates = candidates
+        self.selection_scoring = selection_scoring
+        self.cv = cv
+        self.max_selection_samples = max_selection_samples
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _candidate_table(self):
+        """``[(name, unfitted recalibrator)]``, the identity first."""
+        log_loss = self.selection_scoring == "neg_log_loss"
+        if isinstance(self.candidates, dict):
+            table = [("identity", IdentityRecalibrator())]
+            for name, estimator in self.candidates.items():
+                for method in ("fit", "predict_proba"):
+                    if not callable(getattr(estimator, method, None)):
+                        raise TypeError(
+                            f"candidates[{name!r}] must have fit(P, y) and "
+                            f"predict_proba(P); {type(estimator).__name__} has no "
+                            f"{method}."
+                        )
+                if name != "identity":
+                    table.append((str(name), estimator))
+            return table
+        if self.candidates is None:
+            names = [n for n in _CANDIDATES if not (log_loss and n in _PATCHING)]
+        else:
+            names = ["identity"] + [n for n in self.candidates if n != "identity"]
+        table = []
+        for name in names:
+            if name not in _CANDIDATES:
+                raise ValueError(
+                    f"candidates has an unknown name {name!r}; the names are "
+                    f"{candidate_names()}."
+                )
+            table.append((name, _CANDIDATES[name]()))
+        return table
+
+    def _scorer(self):
+        """``(kind, scorer)``: a row score's name, or None and a scorer callable."""
+        scoring = self.selection_scoring
+        if isinstance(scoring, str):
+            if scoring in _ROW_SCORES:
+                return _ROW_SCORES[scoring], None
+            from ..scorers import get_scorer
+
+            return None, get_scorer(scoring)
+        return None, scoring
+
+    def _fit(self, P, y, w):
+        rng = check_random_state(self.random_state)
+        C = P.shape[1]
+        table = [
+            (name, with_column_labels(clone(est), C))
+            for name, est in self._candidate_table()
+        ]
+        kind, scorer = self._scorer()
+        rows = np.flatnonzero(w > 0)
+        size = self.max_selection_samples
+        if size is not None and rows.shape[0] > size:
+            rows = rows[_subsample(y[rows], size, rng)]
+        self.n_selection_samples_ = int(rows.shape[0])
+        Ps, ys, ws = P[rows], y[rows], w[rows]
+        names = [name for name, _ in table]
+        errors = {}
+        if rows.shape[0] < 2:
+            # nothing to cross-fit on: the model is left alone, unscored
+            index = 0
+            means = ses = np.full(len(table), np.nan)
+        else:
+            splits = list(_folds(ys, self.cv, rng).split(Ps, ys))
+            outputs = Parallel(n_jobs=self.n_jobs)(
+                delayed(_fold_predict)(est, Ps[tr], ys[tr], ws[tr], Ps[te])
+                for _, est in table
+                for tr, te in splits
+            )
+            n_folds = len(splits)
+            if kind is not None:
+                losses = np.empty((len(table), rows.shape[0]))
+                unit_w = ws
+            else:
+                losses = np.empty((len(table), n_folds))
+                unit_w = np.array([ws[te].sum() for _, te in splits])
+            for k, name in enumerate(names):
+                Q = np.empty_like(Ps)
+                for f, (_, te) in enumerate(splits):
+                    out = outputs[k * n_folds + f]
+                    if isinstance(out, Exception):
+                        errors[name] = f"{type(out).__name__}: {out}"
+                        losses[k] = np.inf
+                        break
+                    if kind is None:
+                        losses[k, f] = -float(scorer(
+                            ProbabilityPassthrough().fit(out), out, ys[te],
+                            sample_weight=ws[te],
+                        ))
+                    else:
+                        Q[te] = out
+                else:
+                    if kind is not None:
+                        losses[k] = _row_losses(kind, Q, ys)
+                # nan (a failed or invalid prediction) loses, as inf does
+                losses[k][np.isnan(losses[k])] = np.inf
+            index, means, ses = choose(names, losses, unit_w)
+        self.chosen_ = names[index]
+        self.scores_ = {}
+        for k, name in enumerate(names):
+            entry = {"score": -float(means[k]), "se": float(ses[k])}
+            if name in errors:
+                entry["error"] = errors[name]
+            self.scores_[name] = entry
+        self.recalibrator_ = fit_recalibrator(clone(table[index][1]), P, y, w)
+        return self
+
+    def _predict_proba(self, P):
+        return np.asarray(self.recalibrator_.predict_proba(P), dtype=np.float64)
+
+    def summary(self):
+        """The candidates' out-of-fold scores and the choice, as a text table.
+
+        Returns
+        -------
+        text : str
+            One line per candidate: name, score, standard error of its
+            difference to the best, and a mark on the chosen one.
+        """
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self)
+        scoring = self.selection_scoring
+        title = scoring if isinstance(scoring, str) else getattr(
+            scoring, "__name__", type(scoring).__name__
+        )
+        lines = [
+            f"AutoRecalibrator: chose {self.chosen_!r} by the out-of-fold {title} "
+            f"on {self.n_selection_samples_} rows (one-standard-error rule)",
+            f"  {'candidate':<22} {'score':>12} {'s.e. of diff.':>14}",
+        ]
+        for name, entry in self.scores_.items():
+            mark = "  <- chosen" if name == self.chosen_ else ""
+            note = f"  ({entry['error']})" if "error" in entry else ""
+            lines.append(
+                f"  {name:<22} {entry['score']:>12.6g} {entry['se']:>14.3g}{mark}{note}"
+            )
+        return "\n".join(lines)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.random_state is None
+        return tags

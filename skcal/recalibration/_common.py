@@ -1,0 +1,165 @@
+"""Small internals shared by the recalibrator modules.
+
+The scikit-learn recalibrators on probability matrices (temperature, sigmoid,
+isotonic through :class:`~sklearn.calibration.CalibratedClassifierCV` around
+a frozen pass-through model), the weighted sum every fit uses, and the
+fitting of a recalibrator on column indices.
+"""
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.frozen import FrozenEstimator
+from sklearn.utils.validation import has_fit_parameter
+
+__all__ = []
+
+
+def weighted_sum(w, x):
+    """``sum_i w_i x_i`` by numpy's pairwise summation.
+
+    Not ``np.dot``: a threaded BLAS splits a long dot product among its
+    threads and adds the parts in another order, so a fit's last bits (and
+    with them which patch wins a near tie) would depend on the number of
+    BLAS threads.
+    """
+    return float(np.sum(w * x))
+
+
+
+
+# --- scikit-learn's recalibrators on probability matrices ---------------------------
+
+SKLEARN_METHODS = ("temperature", "isotonic", "sigmoid")
+
+
+class ProbabilityPassthrough(ClassifierMixin, BaseEstimator):
+    """A "classifier" whose input is its ``predict_proba`` output."""
+
+    def fit(self, P, y=None):
+        self.classes_ = np.arange(np.asarray(P).shape[1])
+        return self
+
+    def predict_proba(self, P):
+        return np.asarray(P, dtype=np.float64)
+
+    def predict(self, P):
+        return np.argmax(self.predict_proba(P), axis=1)
+
+
+def sklearn_has_temperature():
+    from sklearn.calibration import CalibratedClassifierCV
+
+    constraint = CalibratedClassifierCV._parameter_constraints["method"][0]
+    return "temperature" in getattr(constraint, "options", ())
+
+
+class LogLossTemperatureScaling(BaseEstimator):
+    """``softmax(log p / T)`` with ``T`` minimising the weighted log-loss.
+
+    Used when scikit-learn has no ``method="temperature"`` (before 1.8).
+    """
+
+    def fit(self, P, y, sample_weight=None):
+        from scipy.optimize import minimize_scalar
+
+        logits = np.log(np.clip(P, 1e-300, None))
+        w = np.ones(P.shape[0]) if sample_weight is None else sample_weight
+        rows = np.arange(P.shape[0])
+
+        def loss(log_t):
+            Z = logits / np.exp(log_t)
+            Z = Z - Z.max(axis=1, keepdims=True)
+            log_norm = np.log(np.exp(Z).sum(axis=1))
+            return weighted_sum(w, log_norm - Z[rows, y])
+
+        # bounded Brent never evaluates the bounds themselves: an optimum on a
+        # bound (e.g. one-hot rows, half of them wrong: T -> infinity) would
+        # end a few 1e-6 inside it, at a point that depends on the rows' order
+        # and the scipy version; the bounds are candidates too
+        inside = float(minimize_scalar(loss, bounds=(-5, 5), method="bounded").x)
+        log_t = min((inside, -5.0, 5.0), key=loss)
+        self.temperature_ = float(np.exp(log_t))
+        return self
+
+    def predict_proba(self, P):
+        Z = np.log(np.clip(P, 1e-300, None)) / self.temperature_
+        Z = Z - Z.max(axis=1, keepdims=True)
+        E = np.exp(Z)
+        return E / E.sum(axis=1, keepdims=True)
+
+
+class SklearnRecalibrator(BaseEstimator):
+    """scikit-learn's temperature, isotonic or sigmoid recalibration of ``P``.
+
+    :class:`~sklearn.calibration.CalibratedClassifierCV` around a
+    :class:`~sklearn.frozen.FrozenEstimator` whose ``predict_proba`` is its
+    input; ``y`` are column indices.
+    """
+
+    def __init__(self, method="temperature"):
+        self.method = method
+
+    def fit(self, P, y, sample_weight=None):
+        from sklearn.calibration import CalibratedClassifierCV
+
+        P = np.asarray(P, dtype=np.float64)
+        y = np.asarray(y)
+        if self.method == "temperature" and not sklearn_has_temperature():
+            self.calibrator_ = LogLossTemperatureScaling().fit(P, y, sample_weight)
+        else:
+            # classes missing from y: calibrate the columns present (the
+            # others get probability 0); one class present: it gets 1
+            self.columns_ = np.unique(y)
+            if self.columns_.shape[0] < 2:
+                self.calibrator_ = None
+                return self
+            Q = P if self.columns_.shape[0] == P.shape[1] else P[:, self.columns_]
+            frozen = FrozenEstimator(ProbabilityPassthrough().fit(Q))
+            # one "split" holding every row: the frozen model is never refitted
+            rows = np.arange(P.shape[0])
+            self.calibrator_ = CalibratedClassifierCV(
+                frozen, method=self.method, cv=[(rows, rows)]
+            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                self.calibrator_.fit(
+                    Q, np.searchsorted(self.columns_, y), sample_weight=sample_weight
+                )
+        return self
+
+    def predict_proba(self, P):
+        P = np.asarray(P, dtype=np.float64)
+        if getattr(self, "columns_", None) is None:
+            return self.calibrator_.predict_proba(P)
+        full = np.zeros_like(P)
+        if self.calibrator_ is None:
+            full[:, self.columns_] = 1.0
+        elif self.columns_.shape[0] == P.shape[1]:
+            full = self.calibrator_.predict_proba(P)
+        else:
+            full[:, self.columns_] = self.calibrator_.predict_proba(P[:, self.columns_])
+        return full
+
+
+def with_column_labels(recalibrator, n_columns):
+    """Say that ``y`` holds column indices, for a recalibrator that asks.
+
+    Inside skcal the recalibrators are fitted on column indices 0..C-1; a
+    recalibrator with a ``labels`` parameter would otherwise refuse a fold in
+    which some class is absent (the columns are then ambiguous to it).
+    """
+    params = recalibrator.get_params(deep=False)
+    if "labels" in params and params["labels"] is None:
+        recalibrator.set_params(labels=np.arange(n_columns))
+    return recalibrator
+
+
+def fit_recalibrator(recalibrator, P, y, w):
+    with_column_labels(recalibrator, P.shape[1] if np.ndim(P) == 2 else 2)
+    if w is not None and has_fit_parameter(recalibrator, "sample_weight"):
+        return recalibrator.fit(P, y, sample_weight=w)
+    return recalibrator.fit(P, y)
+
+

@@ -1,0 +1,243 @@
+"""Tests for AutoRecalibrator: the choice by a cross-fitted proper score.
+
+The choice rule is checked against the loops of reference_auto.py; the
+out-of-fold scores against the candidates refitted by hand on the same folds.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from reference_auto import one_se_choice_reference
+from sklearn.base import BaseEstimator, clone
+from sklearn.metrics import log_loss
+from sklearn.model_selection import StratifiedKFold
+from sklearn.utils import check_random_state
+
+from skcal.recalibration import AutoRecalibrator, UtilityPatchingRecalibrator
+from skcal.recalibration._auto import choose
+from skcal.recalibration._common import with_column_labels
+
+FAST = ["temperature", "spline"]
+
+
+def _overconfident(n, C, seed, power=3.0):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, C))
+    truth = np.exp(Z) / np.exp(Z).sum(axis=1, keepdims=True)
+    y = (truth.cumsum(axis=1) > rng.uniform(size=(n, 1))).argmax(axis=1)
+    P = np.exp(power * Z)
+    return P / P.sum(axis=1, keepdims=True), y
+
+
+class Zeros(BaseEstimator):
+    """Puts probability exactly 0 on every class but the model's top one."""
+
+    def fit(self, P, y, sample_weight=None):
+        return self
+
+    def predict_proba(self, P):
+        return np.eye(P.shape[1])[np.argmax(P, axis=1)]
+
+
+class Broken(BaseEstimator):
+    def fit(self, P, y, sample_weight=None):
+        raise RuntimeError("cannot fit")
+
+    def predict_proba(self, P):  # pragma: no cover
+        return P
+
+
+def test_choice_matches_reference_on_random_cases():
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        k = int(rng.integers(1, 6))
+        n = int(rng.integers(1, 12))
+        losses = rng.exponential(size=(k, n))
+        if rng.uniform() < 0.3:  # ties between candidates
+            losses[rng.integers(k)] = losses[0]
+        if rng.uniform() < 0.3:  # small differences, so the rule matters
+            losses = losses[:1] + 0.05 * (losses - losses[:1])
+        if rng.uniform() < 0.2:  # an infinite loss (a zero probability)
+            losses[rng.integers(k), rng.integers(n)] = np.inf
+        w = rng.choice([0.5, 1.0, 2.0, 3.0], size=n)
+        index, _, _ = choose([str(i) for i in range(k)], losses, w)
+        assert index == one_se_choice_reference(losses.tolist(), w.tolist())
+
+
+def test_choice_keeps_the_simplest_within_one_standard_error():
+    # candidate 1 is better than the identity by 10 s.e., candidate 2 better
+    # than candidate 1 by far less than one s.e. of their difference
+    rng = np.random.default_rng(1)
+    base = rng.exponential(size=400)
+    noise = rng.normal(scale=0.1, size=400)
+    losses = np.array([base + 1.0, base, base - 0.001 + noise - noise.mean()])
+    index, means, ses = choose(["identity", "a", "b"], losses, np.ones(400))
+    assert means[2] < means[1]
+    assert index == 1
+    # never a candidate worse than the identity out of fold
+    losses = np.array([base, base + 0.5, base + 0.4])
+    assert choose(["identity", "a", "b"], losses, np.ones(400))[0] == 0
+
+
+def test_overconfident_predictions_are_recalibrated_and_scores_are_out_of_fold():
+    P, y = _overconfident(600, 3, 0)
+    auto = AutoRecalibrator(candidates=FAST, random_state=0).fit(P, y)
+    assert auto.chosen_ != "identity"
+    assert list(auto.scores_) == ["identity", *FAST]
+    # the identity's out-of-fold log-loss is its plain log-loss
+    assert_allclose(auto.scores_["identity"]["score"], -log_loss(y, P), rtol=1e-12)
+    # the temperature's: refitted by hand on the same folds
+    rng = check_random_state(0)
+    folds = StratifiedKFold(5, shuffle=True, random_state=rng).split(P, y)
+    temperature = with_column_labels(clone(auto._candidate_table()[1][1]), 3)
+    Q = np.empty_like(P)
+    for train, test in folds:
+        Q[test] = clone(temperature).fit(P[train], y[train]).predict_proba(P[test])
+    assert_allclose(auto.scores_["temperature"]["score"], -log_loss(y, Q), rtol=1e-10)
+    assert auto.scores_[auto.chosen_]["score"] >= auto.scores_["identity"]["score"]
+    expected = clone(temperature) if auto.chosen_ == "temperature" else None
+    if expected is not None:
+        assert_allclose(auto.predict_proba(P), expected.fit(P, y).predict_proba(P))
+    assert "<- chosen" in auto.summary()
+
+
+def test_calibrated_predictions_are_mostly_left_alone():
+    # y drawn from P: the identity is optimal; "auto" must not do worse out of
+    # fold, and mostly keeps it
+    kept = 0
+    for seed in range(6):
+        P, y = _overconfident(400, 3, seed, power=1.0)
+        rng = np.random.default_rng(seed + 100)
+        y = (P.cumsum(axis=1) > rng.uniform(size=(400, 1))).argmax(axis=1)
+        auto = AutoRecalibrator(candidates=FAST, random_state=seed).fit(P, y)
+        best = max(entry["score"] for entry in auto.scores_.values())
+        assert auto.scores_[auto.chosen_]["score"] >= auto.scores_["identity"]["score"]
+        assert best - auto.scores_[auto.chosen_]["score"] <= auto.scores_[
+            auto.chosen_]["se"] + 1e-12
+        kept += auto.chosen_ == "identity"
+    assert kept >= 4
+
+
+def test_a_method_emitting_zeros_has_infinite_log_loss_and_loses():
+    P, y = _overconfident(300, 3, 2)
+    auto = AutoRecalibrator(candidates={"zeros": Zeros()}, random_state=0).fit(P, y)
+    assert auto.scores_["zeros"]["score"] == -np.inf
+    assert auto.chosen_ == "identity"
+    # under the Brier score the same method is finite (and still loses here)
+    brier = AutoRecalibrator(
+        candidates={"zeros": Zeros()}, selection_scoring="neg_brier_score",
+        random_state=0,
+    ).fit(P, y)
+    assert np.isfinite(brier.scores_["zeros"]["score"])
+
+
+def test_a_failing_candidate_loses_and_says_why():
+    P, y = _overconfident(200, 2, 3)
+    auto = AutoRecalibrator(candidates={"broken": Broken()}, random_state=0).fit(P, y)
+    assert auto.chosen_ == "identity"
+    assert "cannot fit" in auto.scores_["broken"]["error"]
+
+
+def test_selection_scoring_names_and_callables():
+    P, y = _overconfident(400, 3, 4)
+    for scoring in ("neg_brier_score", "neg_utility_calibration_error", "accuracy"):
+        auto = AutoRecalibrator(
+            candidates=FAST, selection_scoring=scoring, random_state=0
+        ).fit(P, y)
+        assert auto.chosen_ in auto.scores_
+
+    def neg_mean_top(estimator, X, y, sample_weight=None):
+        return -float(np.average(estimator.predict_proba(X).max(axis=1),
+                                 weights=sample_weight))
+
+    auto = AutoRecalibrator(
+        candidates=FAST, selection_scoring=neg_mean_top, random_state=0
+    ).fit(P, y)
+    assert "neg_mean_top" in auto.summary()
+
+
+def test_patching_candidates_only_off_log_loss():
+    P, y = _overconfident(300, 3, 5)
+    table = AutoRecalibrator()._candidate_table()
+    assert [name for name, _ in table][0] == "identity"
+    assert not any("patching" in name for name, _ in table)
+    table = AutoRecalibrator(selection_scoring="neg_brier_score")._candidate_table()
+    assert "temperature+patching" in [name for name, _ in table]
+    auto = AutoRecalibrator(
+        candidates=["patching"], selection_scoring="neg_brier_score", random_state=0
+    ).fit(P, y)
+    assert isinstance(auto.recalibrator_, (UtilityPatchingRecalibrator,)) or (
+        auto.chosen_ == "identity"
+    )
+
+
+def test_bad_candidates_are_named():
+    P, y = _overconfident(50, 2, 6)
+    with pytest.raises(ValueError, match="unknown name 'nope'"):
+        AutoRecalibrator(candidates=["nope"]).fit(P, y)
+    with pytest.raises(TypeError, match=r"candidates\['x'\]"):
+        AutoRecalibrator(candidates={"x": object()}).fit(P, y)
+    with pytest.raises(ValueError, match="cv"):
+        AutoRecalibrator(cv=1).fit(P, y)
+
+
+def test_zero_weights_are_dropped_rows_and_weights_matter():
+    P, y = _overconfident(300, 3, 7)
+    w = np.ones(300)
+    w[::3] = 0.0
+    # the candidates' own fits must treat a zero weight as no row: temperature
+    # scaling does
+    a = AutoRecalibrator(candidates=["temperature"], random_state=0).fit(
+        P, y, sample_weight=w)
+    keep = w > 0
+    b = AutoRecalibrator(candidates=["temperature"], random_state=0).fit(
+        P[keep], y[keep])
+    assert a.chosen_ == b.chosen_
+    for name in a.scores_:
+        assert_allclose(a.scores_[name]["score"], b.scores_[name]["score"], rtol=1e-9)
+    c = AutoRecalibrator(candidates=["temperature"], random_state=0).fit(
+        P, y, sample_weight=np.linspace(0.1, 3, 300))
+    assert c.scores_["identity"]["score"] != b.scores_["identity"]["score"]
+
+
+def test_subsample_for_the_choice_keeps_every_class():
+    P, y = _overconfident(3000, 4, 8)
+    y[:3] = 3
+    auto = AutoRecalibrator(
+        candidates=FAST, max_selection_samples=500, random_state=0
+    ).fit(P, y)
+    assert 495 <= auto.n_selection_samples_ <= 505
+    # the chosen candidate is refitted on all the rows
+    if auto.chosen_ != "identity":
+        full = clone(auto.recalibrator_).fit(P, y)
+        assert_allclose(auto.predict_proba(P), full.predict_proba(P))
+
+
+def test_tiny_and_degenerate_data():
+    # n = 1, one class, constant predictions, p in {0, 1}
+    auto = AutoRecalibrator(candidates=FAST, labels=[0, 1]).fit([[0.3, 0.7]], [1])
+    assert auto.chosen_ == "identity"
+    assert_array_equal(auto.predict_proba([[0.3, 0.7]]), [[0.3, 0.7]])
+    P = np.tile([0.2, 0.8], (20, 1))
+    auto = AutoRecalibrator(candidates=FAST, labels=[0, 1], random_state=0)
+    assert auto.fit(P, np.ones(20, dtype=int)).predict_proba(P).shape == (20, 2)
+    y = np.r_[np.zeros(10, dtype=int), np.ones(10, dtype=int)]
+    Q = auto.fit(P, y).predict_proba(P)
+    assert np.all(np.isfinite(Q))
+    corners = np.eye(2)[y]
+    fitted = AutoRecalibrator(random_state=0).fit(corners, y)
+    assert fitted.chosen_ == "identity"  # perfect: nothing beats it out of fold
+
+
+def test_clone_params_pickle_and_input_untouched():
+    P, y = _overconfident(200, 3, 9)
+    P_before = P.copy()
+    auto = AutoRecalibrator(candidates=FAST, random_state=0)
+    assert clone(auto).get_params() == auto.get_params()
+    auto.fit(P, y)
+    assert_array_equal(P, P_before)
+    again = pickle.loads(pickle.dumps(auto))
+    assert_array_equal(again.predict_proba(P), auto.predict_proba(P))
+    assert again.chosen_ == auto.chosen_
