@@ -37,13 +37,22 @@ Every binary measure is a functional of the grouped statistic
   end is CDL's largest value, 1. The plug-in is bootstrapped only when every
   distinct prediction carries at least ``_DISCRETE_COUNT`` effective rows.
 
-Large ``K``: above ``_MAX_GROUPS`` distinct predictions the bootstrap runs
-on consecutive groups merged into blocks of value span at most ``2**-14``
-and mass at most ``W / 2**14`` (never across a uniform ECE bin edge). A
-block keeps the total weight, positive weight and residual sum
-``P - v W`` of its groups (its value is their weighted mean), so only the
-*deviations* ``T* - T`` are read from the merged statistic; the point
-estimate is always that of the full data.
+The lower end near 0: the resamples of a sample see less bias than the
+plug-in has (``|x + e| - |x|`` is less biased than ``|e|``), so the basic
+lower end is replaced by 0 whenever the calibrated null (outcomes redrawn as
+``Bernoulli(v)``, the tester's null, on the same statistic) reaches the
+sample's value with probability above ``a / 2`` (a rank test with
+``n_resamples`` draws): the interval starts at 0 exactly when a calibrated
+model cannot be ruled out at level ``a / 2``.
+
+Large data: numpy input with more rows than ``_Layout.max_groups`` (2**14;
+400 for dCE at the default grid, one linear program per resample) is summed
+in one pass, with no sort, into equal cells of the predictions (64 per bin,
+split at the bin edges, for the uniform binned ECE); a sketch's statistic is
+merged into the same cells. A cell keeps the weight, the positive weight
+and the residual sum ``P - v W`` of its rows (its value is their mean
+prediction), and only the resampled *deviations* ``T* - T`` are read from
+the cells; the point estimate is always the measure of the full data.
 """
 
 import math
@@ -257,7 +266,8 @@ def _binary_cells(measure, y_true, y_prob, sample_weight, params):
         G = y_true.grouped_statistic()
         pos = np.asarray(G.positives, np.float64)
         neg = np.maximum(np.asarray(G.weights, np.float64) - pos, 0.0)
-        target = "top-label" if getattr(y_true, "_top_label", False) else "binary"
+        # a sketch does not record whether its rows were top-label reductions
+        target = "binary or top-label (as the sketch was built)"
         return _Cells(G, c * neg, c * pos), None, target
     if y_prob is None:
         raise ValueError("y_prob is required (the predicted probabilities).")
@@ -361,11 +371,11 @@ def _bootstrap(measure, cells, estimate, confidence, n_resamples, rng):
     center = core(work.G)
     draws = np.array([core(work.draw(rng)) for _ in range(n_resamples)])
     low, high, debiased = _basic(estimate, center, draws, confidence, measure._max_value)
-    null = np.array([core(work.null_draw(rng)) for _ in range(n_resamples)])
-    a = 1.0 - confidence
-    # rank test of the null (as in the tester): not rejected at a / 2
-    if (1 + np.count_nonzero(null >= center)) / (n_resamples + 1) > a / 2:
-        low = 0.0
+    if low > 0:
+        # rank test of the null (as in the tester): not rejected at a / 2
+        null = np.array([core(work.null_draw(rng)) for _ in range(n_resamples)])
+        if (1 + np.count_nonzero(null >= center)) / (n_resamples + 1) > (1 - confidence) / 2:
+            low = 0.0
     return low, high, debiased, work.merged
 
 
@@ -449,6 +459,8 @@ def measure_interval(
             ),
         )
         return out
+    if name == "binned_ece" and measure.norm == "l2" and not cells.merged:
+        out["debiased_l2"] = _kumar_debiased_l2(cells, measure)
     low, high, debiased, merged = _bootstrap(
         measure, cells, estimate, confidence, n_resamples, rng
     )
@@ -465,6 +477,38 @@ def measure_interval(
         ),
     )
     return out
+
+
+def _kumar_debiased_l2(cells, measure):
+    """The debiased l2 binned ECE of Kumar, Liang and Ma, *Verified Uncertainty Calibration* (2019).
+
+    Per bin ``b`` with mass share ``pi_b``, mean outcome ``y_b``, mean
+    prediction ``p_b`` and (effective) count ``n_b``, ``(y_b - p_b)**2 -
+    y_b (1 - y_b) / (n_b - 1)`` is unbiased for the squared bias given the
+    predictions; the estimate is the square root of their ``pi``-weighted
+    sum, clipped at 0 (bins with one row are skipped).
+    """
+    G = cells.G
+    # the bins of binned_ece (skcal.metrics._ece), recomputed here
+    if measure.strategy == "uniform":
+        edges = np.arange(measure.n_bins + 1) / measure.n_bins
+        b = np.searchsorted(edges[1:-1], G.values, side="right")
+    else:
+        before = np.concatenate([[0.0], np.cumsum(G.weights)[:-1]])
+        b = np.minimum(
+            np.floor(measure.n_bins * before / G.total).astype(np.intp), measure.n_bins - 1
+        )
+    W = np.bincount(b, G.weights, measure.n_bins)
+    P = np.bincount(b, G.positives, measure.n_bins)
+    V = np.bincount(b, G.values * G.weights, measure.n_bins)
+    S2 = np.bincount(b, cells.pos2 + cells.neg2, measure.n_bins)
+    keep = W > 0
+    W, P, V, S2 = W[keep], P[keep], V[keep], S2[keep]
+    n_b = W**2 / S2
+    ybar, pbar = P / W, V / W
+    with np.errstate(divide="ignore", invalid="ignore"):
+        term = (ybar - pbar) ** 2 - np.where(n_b > 1, ybar * (1 - ybar) / (n_b - 1), 0.0)
+    return float(np.sqrt(max(float(np.sum(W * term)) / G.total, 0.0)))
 
 
 class _Held:

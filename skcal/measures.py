@@ -165,6 +165,8 @@ class _CalibrationMeasure(BaseEstimator):
             ``estimate``, ``low``, ``high``, ``confidence``, ``method``, and
             ``debiased``, ``n_resamples``, ``target`` ("binary", "top-label"
             or the utility), ``n_effective`` and ``guarantee`` (one line).
+            The l2 binned ECE adds ``debiased_l2``, the debiased estimator of
+            Kumar, Liang and Ma, *Verified Uncertainty Calibration* (2019).
 
         Examples
         --------

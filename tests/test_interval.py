@@ -419,3 +419,25 @@ def test_result_summary_and_html():
     assert "certified bound" in summary and "p-value" in summary
     html = result._repr_html_()
     assert html.startswith("<div>") and "<table" in html and "&lt;=" in html
+
+
+def test_kumar_debiased_l2_ece_matches_rows():
+    # slow twin: per bin, from the rows, the unbiased squared bias of Kumar,
+    # Liang and Ma, (ybar - pbar)^2 - ybar (1 - ybar) / (n_b - 1)
+    rng = np.random.default_rng(14)
+    for _ in range(20):
+        n = int(rng.integers(30, 300))
+        p = np.round(rng.uniform(size=n), 3)
+        y = (rng.uniform(size=n) < np.clip(p + rng.uniform(-0.1, 0.1), 0, 1)).astype(int)
+        ci = BinnedECE(n_bins=5, norm="l2").interval(y, p, n_resamples=20, random_state=0)
+        b = np.minimum((p * 5).astype(int), 4)
+        total = 0.0
+        for k in range(5):
+            rows = b == k
+            m = rows.sum()
+            if m == 0:
+                continue
+            ybar, pbar = y[rows].mean(), p[rows].mean()
+            term = (ybar - pbar) ** 2 - (ybar * (1 - ybar) / (m - 1) if m > 1 else 0.0)
+            total += m * term
+        assert ci.debiased_l2 == pytest.approx(math.sqrt(max(total / n, 0.0)), abs=1e-12)
