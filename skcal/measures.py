@@ -129,12 +129,16 @@ class _CalibrationMeasure(BaseEstimator):
         positive and negative mass are Gamma draws. Methods:
 
         * ``"bootstrap"`` (``"auto"`` for every measure but CDL on
-          continuous predictions): the basic bootstrap interval
-          ``[T - q(1 - a/2), T - q(a/2)]``, ``q`` the quantiles of
-          ``T* - T``. It subtracts the upward bias of the plug-in, so it is
-          not centred on it; ``debiased = 2 T - mean(T*)`` is the
-          bias-corrected estimate. Asymptotic; coverage is measured (see the
-          guide's interval page), not assumed.
+          continuous predictions): with ``q`` the quantiles of ``T* - T``,
+          the hull of the basic interval ``[T - q(1 - a/2), T - q(a/2)]``
+          (which subtracts the upward bias the resamples show) and the
+          percentile interval ``[T + q(a/2), T + q(1 - a/2)]`` (which does
+          not): on these non-smooth measures the bootstrap's bias estimate
+          is not consistent, so neither alone can be trusted. The lower end
+          is 0 whenever the calibrated null (the tester's) reaches ``T``
+          with probability above ``a/2``. ``debiased = 2 T - mean(T*)`` is
+          the bias-corrected estimate. Asymptotic; coverage is measured
+          (see the guide's interval page), not assumed.
         * ``"analytic"`` (smooth, cutoff and distance to calibration):
           ``[0, T + sqrt(ln(1/a) / (2 N))]``, ``N`` Kish's effective sample
           size: a finite-sample upper bound for the measure of the outcome

@@ -86,12 +86,14 @@ def row_null(function, p, w, n_resamples, rng):
 
 
 def reference_interval(function, y, p, w, confidence, n_resamples, rng, max_value=1.0):
-    """The basic bootstrap interval with the null's lower end, on the rows."""
+    """The hull of the basic and percentile intervals, the null's lower end, on the rows."""
     a = 1 - confidence
     t = function(y, p, sample_weight=w)
-    delta = row_bootstrap(function, y, p, w, n_resamples, rng) - t
-    low = min(max(t - np.quantile(delta, 1 - a / 2), 0.0), max_value)
-    high = min(max(t - np.quantile(delta, a / 2), 0.0), max_value)
+    draws = row_bootstrap(function, y, p, w, n_resamples, rng)
+    basic = (t - np.quantile(draws - t, 1 - a / 2), t - np.quantile(draws - t, a / 2))
+    percentile = (np.quantile(draws, a / 2), np.quantile(draws, 1 - a / 2))
+    low = min(max(min(basic[0], percentile[0]), 0.0), max_value)
+    high = min(max(max(basic[1], percentile[1]), 0.0), max_value)
     null = row_null(function, p, w, n_resamples, rng)
     if (1 + np.sum(null >= t)) / (n_resamples + 1) > a / 2:
         low = 0.0
