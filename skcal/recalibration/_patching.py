@@ -1029,7 +1029,7 @@ callable, default=None
         ax : matplotlib Axes
         """
         check_is_fitted(self)
-        from ._reliability import plot_patching_history
+        from .._reliability import plot_patching_history
 
         return plot_patching_history(self, ax=ax)
 
