@@ -138,6 +138,8 @@ def _top_class(data, w):
     if np.all(w == w[0]):
         # equal weights: the measure does not depend on their size
         w = np.broadcast_to(np.float64(1.0), w.shape)
+    else:
+        w = canonical_weights(w)  # the measures' weight scale (exact)
     value, interval, sign = cutoff_core(group(correct, confidence, w))
     return (
         np.array([value]),
