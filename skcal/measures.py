@@ -108,6 +108,94 @@ class _CalibrationMeasure(BaseEstimator):
         )
         return Bunch(value=value, **details)
 
+    def interval(
+        self,
+        y_true,
+        y_prob=None,
+        *,
+        sample_weight=None,
+        confidence=0.95,
+        method="auto",
+        n_resamples=200,
+        random_state=None,
+    ):
+        """Confidence interval of the measure, and what it guarantees.
+
+        What is estimated is the measure of the *population* the rows are
+        drawn from (for multiclass input, of its top-label, or of the named
+        utility, distribution). The binary measures resample the grouped
+        statistic (distinct predictions with their weight and positive
+        weight), never the rows: a Bayesian bootstrap in which a value's
+        positive and negative mass are Gamma draws. Methods:
+
+        * ``"bootstrap"`` (``"auto"`` for every measure but CDL on
+          continuous predictions): with ``q`` the quantiles of ``T* - T``,
+          the hull of the basic interval ``[T - q(1 - a/2), T - q(a/2)]``
+          (which subtracts the upward bias the resamples show) and the
+          percentile interval ``[T + q(a/2), T + q(1 - a/2)]`` (which does
+          not): on these non-smooth measures the bootstrap's bias estimate
+          is not consistent, so neither alone can be trusted. The lower end
+          is 0 whenever the calibrated null (the tester's) reaches ``T``
+          with probability above ``a/2``. ``debiased = 2 T - mean(T*)`` is
+          the bias-corrected estimate. Asymptotic; coverage is measured
+          (see the guide's interval page), not assumed.
+        * ``"analytic"`` (smooth, cutoff and distance to calibration):
+          ``[0, T + sqrt(ln(1/a) / (2 N))]``, ``N`` Kish's effective sample
+          size: a finite-sample upper bound for the measure of the outcome
+          law on these predictions (McDiarmid; the certificate of
+          :class:`skcal.CalibrationTester`).
+        * ``"scdl-bound"`` (calibration decision loss; ``"auto"`` when a
+          distinct prediction has fewer than 20 rows): the plug-in CDL of
+          continuous scores does not estimate the population CDL, so
+          ``estimate`` is NaN (the plug-in is in ``plug_in``), ``low`` is
+          the lower end of the soft-binned CDL's interval (SCDL <= CDL,
+          Lemma 3.4 of Bairaktari et al.) and ``high`` is 1.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,), a calibration sketch or Dask input
+        y_prob : array-like of shape (n_samples,) or (n_samples, n_classes)
+        sample_weight : array-like of shape (n_samples,), default=None
+        confidence : float, default=0.95
+            Coverage probability, strictly between 0 and 1.
+        method : {"auto", "bootstrap", "analytic", "scdl-bound"}, default="auto"
+        n_resamples : int, default=200
+            Bootstrap resamples (at least 20).
+        random_state : int, RandomState instance or None, default=None
+
+        Returns
+        -------
+        interval : sklearn.utils.Bunch
+            ``estimate``, ``low``, ``high``, ``confidence``, ``method``, and
+            ``debiased``, ``n_resamples``, ``target`` ("binary", "top-label"
+            or the utility), ``n_effective`` and ``guarantee`` (one line).
+            The l2 binned ECE adds ``debiased_l2``, the debiased estimator of
+            Kumar, Liang and Ma, *Verified Uncertainty Calibration* (2019).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skcal import SmoothCalibrationError
+        >>> rng = np.random.default_rng(0)
+        >>> p = rng.uniform(size=2000)
+        >>> y = rng.uniform(size=2000) < p
+        >>> ci = SmoothCalibrationError().interval(y, p, random_state=0)
+        >>> bool(0 <= ci.low <= ci.high), ci.method, ci.confidence
+        (True, 'bootstrap', 0.95)
+        """
+        from ._interval import measure_interval
+
+        return measure_interval(
+            self,
+            y_true,
+            y_prob,
+            sample_weight=sample_weight,
+            confidence=confidence,
+            method=method,
+            n_resamples=n_resamples,
+            random_state=random_state,
+        )
+
     def scorer(self):
         """An sklearn scorer for this measure with these options.
 

@@ -76,9 +76,16 @@ class CalibrationTestResult:
         ``epsilon_2`` of the paper's Definition 4: data this close to calibrated
         (in dCE) count as calibrated.
     min_epsilon : float or None
-        The smallest ``epsilon`` this test certifies at this ``n``: see
-        :class:`CalibrationTester` (Notes). None where the measure has no
-        known lower bound in terms of dCE.
+        The **certified distance**: the smallest distance to calibration
+        (dCE, the mean distance predictions must move to become calibrated)
+        that this test is sure to catch at this ``n``. A model at least
+        ``min_epsilon`` from calibrated is declared "not calibrated" with
+        probability at least ``1 - alpha``; so when the test says
+        "calibrated", the data certify, at confidence ``1 - alpha``, that
+        dCE is below ``min_epsilon``. It shrinks like ``1 / sqrt(n)``; a
+        model can only be certified as close to calibrated as the data
+        allow. See :class:`CalibrationTester` (Notes) for the derivation.
+        None where the measure has no known lower bound in terms of dCE.
     n : int
         Number of samples.
     measure : str
@@ -88,10 +95,26 @@ class CalibrationTestResult:
     n_resamples : int or None
         Resamples drawn (resample mode); None in theory mode.
     min_epsilon_measure : float or None
-        ``min_epsilon`` in the scale of the measure tested: the smallest
-        value of the measure, of the outcome law on these predictions, that
-        the test detects with probability at least ``1 - alpha`` (see
-        :class:`CalibrationTester`, Notes). "smce", "dce" and "cutoff" only.
+        The certified bound in the scale of the measure tested: the
+        smallest value of the measure, of the outcome law on these
+        predictions, that the test detects with probability at least
+        ``1 - alpha`` (see :class:`CalibrationTester`, Notes); when the test
+        says "calibrated" the data certify the measure is below it.
+        "smce", "dce" and "cutoff" only.
+    interval : tuple of float or None
+        ``(low, high)``, a confidence interval of the measure (e.g. from
+        the measure's ``interval`` method), shown by ``str`` when set.
+    target : str or None
+        What the numbers are about when it is not plain binary input:
+        ``"top-label"`` for multiclass input to a binary measure, or the
+        utility's name; every number shown is labelled with it.
+
+    Notes
+    -----
+    ``str(result)`` is one sentence, e.g. "calibrated: no evidence of
+    miscalibration at level 0.05; smCE 0.012 [0.004, 0.021]; the data
+    certify smCE <= 0.025"; :meth:`summary` is the longer text and
+    notebooks show an HTML table (``_repr_html_``).
 
     Examples
     --------
@@ -100,6 +123,9 @@ class CalibrationTestResult:
     ...     [0, 1, 1, 0] * 50, [0.5] * 200)
     >>> result.calibrated, result.method
     (True, 'theorem 3')
+    >>> print(result)  # doctest: +NORMALIZE_WHITESPACE
+    calibrated: no evidence of miscalibration at level 0.05; smCE 0 (threshold
+    0.225); the data certify smCE <= 0.312
     """
 
     calibrated: bool
@@ -115,6 +141,8 @@ class CalibrationTestResult:
     method: str
     n_resamples: int = None
     min_epsilon_measure: float = None
+    interval: tuple = None
+    target: str = None
 
     def __repr__(self):
         def show(value):
@@ -124,6 +152,121 @@ class CalibrationTestResult:
             f"{name}={show(getattr(self, name))}" for name in self.__dataclass_fields__
         )
         return f"{type(self).__name__}({fields})"
+
+    def _label(self):
+        """The measure's short name, prefixed by what it is about."""
+        name = _SHORT_NAMES.get(self.measure, self.measure)
+        if self.target and self.target != "binary":
+            if self.target == "top-label":
+                return f"top-label {name}"
+            return f"{name} ({self.target})"
+        return name
+
+    def _verdict(self):
+        if self.tolerance > 0:
+            level, tol = _num(self.alpha), _num(self.tolerance)
+            if self.calibrated:
+                return (
+                    f"calibrated within tolerance: no evidence that dCE exceeds {tol} "
+                    f"at level {level}"
+                )
+            return f"not calibrated: dCE > {tol} detected at level {level}"
+        if self.calibrated:
+            return f"calibrated: no evidence of miscalibration at level {_num(self.alpha)}"
+        return f"not calibrated: miscalibration detected at level {_num(self.alpha)}"
+
+    def _certificate(self):
+        """The certified bound, in words, or None when there is none."""
+        if not self.calibrated:
+            return None
+        if self.min_epsilon_measure is not None:
+            return f"the data certify {self._label()} <= {_num(self.min_epsilon_measure)}"
+        if self.min_epsilon is not None:
+            dce = "top-label dCE" if self.target == "top-label" else "dCE"
+            return f"the data certify {dce} <= {_num(self.min_epsilon)}"
+        return None
+
+    def __str__(self):
+        value = f"{self._label()} {_num(self.statistic)}"
+        if self.interval is not None:
+            value += f" [{_num(self.interval[0])}, {_num(self.interval[1])}]"
+        else:
+            value += f" (threshold {_num(self.threshold)})"
+        if self.p_value is not None:
+            value += f", p = {_num(self.p_value)}"
+        parts = [self._verdict(), value]
+        certificate = self._certificate()
+        if certificate is not None:
+            parts.append(certificate)
+        return "; ".join(parts)
+
+    def summary(self):
+        """The result as a few lines of text for people.
+
+        Returns
+        -------
+        text : str
+            The verdict sentence, then one line per number with what it
+            means.
+        """
+        label = self._label()
+        lines = [str(self), ""]
+        lines.append(f"  {(label + ' on the data:').ljust(22)}{_num(self.statistic)}")
+        if self.interval is not None:
+            lines.append(
+                f"  confidence interval:  [{_num(self.interval[0])}, "
+                f"{_num(self.interval[1])}]"
+            )
+        lines.append(
+            f"  decision threshold:   {_num(self.threshold)} (above it: not calibrated)"
+        )
+        if self.p_value is not None:
+            lines.append(
+                f"  p-value:              {_num(self.p_value)} (chance of a value this "
+                "large if the model were calibrated)"
+            )
+        lines.append(f"  level (alpha):        {_num(self.alpha)}")
+        if self.min_epsilon_measure is not None:
+            lines.append(
+                f"  certified bound:      {label} <= {_num(self.min_epsilon_measure)} "
+                "(any model above it is caught with probability >= 1 - alpha)"
+            )
+        if self.min_epsilon is not None:
+            lines.append(
+                f"  certified distance:   dCE <= {_num(self.min_epsilon)} (any model this "
+                "far from calibrated is caught with probability >= 1 - alpha)"
+            )
+        how = self.method
+        if self.n_resamples is not None:
+            how += f", {self.n_resamples} resamples"
+        lines.append(f"  method:               {how}; n = {self.n}")
+        return "\n".join(lines)
+
+    def _repr_html_(self):
+        from html import escape
+
+        rows = [("verdict", "calibrated" if self.calibrated else "not calibrated")]
+        rows.append((self._label(), _num(self.statistic)))
+        if self.interval is not None:
+            rows.append(
+                ("confidence interval", f"[{_num(self.interval[0])}, {_num(self.interval[1])}]")
+            )
+        rows.append(("decision threshold", _num(self.threshold)))
+        if self.p_value is not None:
+            rows.append(("p-value", _num(self.p_value)))
+        rows.append(("level (alpha)", _num(self.alpha)))
+        certificate = self._certificate()
+        if certificate is not None:
+            rows.append(("certified", certificate))
+        rows.append(("method", f"{self.method}, n = {self.n}"))
+        body = "".join(
+            f"<tr><th style='text-align:left'>{escape(k)}</th><td>{escape(v)}</td></tr>"
+            for k, v in rows
+        )
+        return (
+            f"<div><p>{escape(str(self))}</p>"
+            f"<table class='skcal-test-result'>{body}</table></div>"
+        )
 
     def plot(self, ax=None, *, null_statistics=None):
         """Draw the statistic, the threshold and the verdict (needs matplotlib).
@@ -144,6 +287,23 @@ class CalibrationTestResult:
         from ._reliability import plot_test_result
 
         return plot_test_result(self, ax=ax, null_statistics=null_statistics)
+
+
+# Short names of the measures in sentences (str, summary, HTML).
+_SHORT_NAMES = {
+    "smce": "smCE",
+    "dce": "dCE",
+    "cutoff": "cutoff error",
+    "scdl": "SCDL",
+    "cdl": "CDL",
+    "binned_ece": "binned ECE",
+    "utility": "utility calibration error",
+}
+
+
+def _num(value):
+    """A number for people: 3 significant digits, no trailing noise."""
+    return f"{value:.3g}"
 
 
 class CalibrationTester(BaseEstimator):
