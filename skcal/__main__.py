@@ -127,7 +127,9 @@ def _parser():
         type=int,
         default=200,
         metavar="B",
-        help="data sets drawn as if calibrated, for the scale (default 200)",
+        help="draws of the calibrated null (the scale and the test) and of the "
+        "bootstrap (the intervals); default 200, at least 20 with --max-error, "
+        "0 leaves them out",
     )
     report.add_argument("--random-state", type=int, default=0)
     return parser
