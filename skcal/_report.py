@@ -159,6 +159,8 @@ def calibration_summary(
         values = {key: float(m._function(sketch)) for key, m in objects.items()}
         n = sketch.n_samples
     else:
+        # the kernels read contiguous float64 (a predict_proba column is not)
+        y, p, w = (np.ascontiguousarray(a, dtype=np.float64) for a in (y, p, w))
         G = group(y, p, w)
         cells = _row_cells(G, y, p, w)
         values = {
@@ -335,10 +337,10 @@ def _result_dict(result):
     return out
 
 
-def _cell(m):
+def _cell(m, interval=True):
     """``value [low, high] (calibrated 95%)`` of one measure, 4 decimals."""
     text = f"{m['value']:.4f}"
-    if m.get("low") is not None:
+    if interval and m.get("low") is not None:
         high = "1" if m.get("method") == "scdl-bound" else f"{m['high']:.4f}"
         star = "+" if m.get("method") == "scdl-bound" else ""
         text = f"{text}{star} [{m['low']:.4f}, {high}]"
@@ -401,7 +403,9 @@ def format_table(summaries, *, title=None, notes=()):
     # user-given names: escaped, and cut so that a line keeps to 80 columns
     shown = [_short(safe_text(n), 80 - label_w - 2) for n in names]
     pct = f"{100 * first.get('confidence', 0.95):g}%"
-    head = f"{prefix}value [{pct} CI] (calib.)*"
+    # several models (the demo) do not fit 80 columns with intervals
+    interval = len(names) == 1 and first["measures"]["smce"].get("low") is not None
+    head = f"{prefix}value [{pct} CI] (calib.)*" if interval else f"{prefix}value (calib.)*"
     col_w = max(len(head), *(len(n) for n in shown))
     lines = [] if title is None else [safe_text(title)]
     lines += [safe_text(line) for line in notes]
@@ -411,7 +415,9 @@ def format_table(summaries, *, title=None, notes=()):
     head2 = " " * label_w + "".join(f"  {head:>{col_w}}" for _ in names)
     lines += [head1, head2, "-" * len(head2)]
     for key, label, _, _ in MEASURES:
-        cells = [f"  {_cell(summaries[n]['measures'][key]):>{col_w}}" for n in names]
+        cells = [
+            f"  {_cell(summaries[n]['measures'][key], interval):>{col_w}}" for n in names
+        ]
         lines.append(f"{label:<{label_w}}" + "".join(cells))
 
     def row(title, f):
@@ -426,8 +432,14 @@ def format_table(summaries, *, title=None, notes=()):
     lines += [
         "",
         f"All measures are {prefix}calibration errors in probability units; 0 means",
-        "  perfectly calibrated. In square brackets: a confidence interval; + marks a",
-        "  plug-in that estimates no population value (its interval is a bound).",
+        "  perfectly calibrated.",
+    ]
+    if interval:
+        lines += [
+            "In square brackets: a confidence interval; + marks a plug-in that",
+            "  estimates no population value (its interval is a bound).",
+        ]
+    lines += [
         "* in round brackets: what a perfectly calibrated model with these",
         f"  predictions stays below in 95% of samples of this size (n = {n});",
         "  a larger value is more bias than chance alone explains.",
