@@ -429,3 +429,29 @@ def test_parquet_when_pandas_and_pyarrow_are_installed(tmp_path, capsys):
     assert status == 0
     value = json.loads(out)["measures"]["smce"]["value"]
     assert value == metrics.smooth_calibration_error(y, p)
+
+
+def test_shared_draws_agree_with_slow_twins():
+    # the report draws the null and the bootstrap once for every measure;
+    # slow twins: the null redrawn row by row (y* ~ Bernoulli(p)) and each
+    # measure's own `interval`. Independent draws: agreement within the
+    # Monte Carlo error of 200 draws
+    from skcal.measures import MEASURE_CLASSES
+
+    classes = {cls._tester_name: cls for cls in MEASURE_CLASSES}
+    for seed, shift in [(0, 0.0), (1, 0.08)]:
+        rng = np.random.default_rng(seed)
+        n = 400
+        p = np.round(rng.uniform(0.05, 0.9, size=n), 2)  # ties
+        y = (rng.uniform(size=n) < p + shift).astype(float)
+        s = report.calibration_summary(y, p, np.ones(n), n_resamples=200, random_state=seed)
+        for key in ("smce", "cutoff", "binned_ece"):
+            f = getattr(metrics, dict((m[0], m[2]) for m in MEASURES)[key])
+            slow = [f((rng.uniform(size=n) < p).astype(float), p) for _ in range(200)]
+            m = s["measures"][key]
+            spread = np.quantile(slow, 0.9) - np.quantile(slow, 0.1)
+            assert abs(m["null_median"] - np.median(slow)) < 0.25 * spread, (seed, key)
+            own = classes[key]().interval(y, p, random_state=seed)
+            width = own.high - own.low
+            assert abs(m["high"] - own.high) < 0.25 * width + 1e-3, (seed, key)
+            assert (m["low"] == 0) == (own.low == 0) or abs(m["low"] - own.low) < 0.25 * width
