@@ -6,8 +6,9 @@ import sys
 
 _REPORT_HELP = """\
 Measure the calibration of the predictions in a CSV file (or Parquet, with
-pandas and pyarrow installed): every measure with the level a perfectly
-calibrated model of this size stays below, and a statistical test.
+pandas and pyarrow installed): every measure with a 95% confidence
+interval and the level a perfectly calibrated model of this size stays
+below, and a statistical test.
 
 examples:
   python -m skcal report preds.csv --label y --proba p
@@ -20,8 +21,9 @@ the gate (--max-error EPS) reads the confidence interval of the distance
 to calibration (dCE, the mean distance the predictions must move to be
 calibrated; top-label for multiclass files):
   --gate certify  (default) passes only when the data certify dCE <= EPS:
-                  the upper end of the 95% interval is at most EPS. Too few
-                  rows fail with "not enough data to certify".
+                  the upper end of the 95% interval (a 97.5% one-sided
+                  bound) is at most EPS. Too few rows fail with
+                  "not enough data to certify".
   --gate reject   fails only when dCE > EPS is significant: the lower end
                   of the interval is above EPS.
   The summary line says the mode, the estimate with its interval, and why
