@@ -188,6 +188,11 @@ def calibration_summary(
     n_boot = dict(n_null)
     if bound_cdl:
         n_boot["cdl"] = 0
+        if works[of["cdl"]].merged:
+            # merged cells are discrete predictions, whose plug-in CDL is
+            # small, unlike the rows' (about 0.29 for a calibrated model):
+            # no scale is better than a misleading one
+            n_null["cdl"] = 0
     null = {key: np.empty(n_null[key]) for key in objects}
     boot = {key: np.empty(n_boot[key]) for key in objects}
     for b in range(B):
@@ -210,7 +215,7 @@ def calibration_summary(
     for key, m in objects.items():
         entry = {"value": values[key], "low": None, "high": None, "method": None,
                  "null_median": None, "null_95": None}
-        if B:
+        if n_null[key]:
             entry["null_median"] = float(np.median(null[key]))
             entry["null_95"] = float(np.quantile(null[key], 0.95))
         if B >= 20 and n_boot[key]:
