@@ -6,15 +6,32 @@ import sys
 
 _REPORT_HELP = """\
 Measure the calibration of the predictions in a CSV file (or Parquet, with
-pandas and pyarrow installed): every measure with the level a perfectly
-calibrated model of this size stays below, and a statistical test.
+pandas and pyarrow installed): every measure with a 95% confidence
+interval and the level a perfectly calibrated model of this size stays
+below, and a statistical test.
 
 examples:
   python -m skcal report preds.csv --label y --proba p
   python -m skcal report preds.csv --label y --proba p0 p1 p2 --html r.html
   python -m skcal report preds.csv --label y --proba p --json
   python -m skcal report preds.csv --label y --proba p \\
-      --fail-if-miscalibrated 0.02       # exit status 1 when it fails (CI)
+      --max-error 0.02                   # exit status 1 unless certified (CI)
+
+the gate (--max-error EPS) reads the confidence interval of the distance
+to calibration (dCE, the mean distance the predictions must move to be
+calibrated; top-label for multiclass files):
+  --gate certify  (default) passes only when the data certify dCE <= EPS:
+                  the upper end of the 95% interval (a 97.5% one-sided
+                  bound) is at most EPS. Too few rows fail with
+                  "not enough data to certify".
+  --gate reject   fails only when dCE > EPS is significant: the lower end
+                  of the interval is above EPS.
+  The summary line says the mode, the estimate with its interval, and why
+  the gate passed or failed. --fail-if-miscalibrated EPS is the old
+  spelling of --max-error EPS (deprecated, removed in the next release).
+
+progress: on a terminal a progress bar on stderr; otherwise a plain line
+(e.g. "skcal report: resampling 120/200") every 5 seconds of long work.
 
 how the file is read:
   CSV (UTF-8, a byte order mark is skipped) is read in blocks with the
@@ -29,7 +46,7 @@ how the file is read:
 
 exit status:
   0  report done (and the gate, if any, passed)
-  1  the gate (--fail-if-miscalibrated) failed
+  1  the gate (--max-error) failed
   2  bad input or usage (one line on stderr)
 """
 
@@ -88,18 +105,33 @@ def _parser():
         "--json", action="store_true", help="print JSON instead of the table"
     )
     report.add_argument(
+        "--max-error",
+        type=float,
+        metavar="EPS",
+        help="gate on the distance to calibration (dCE): exit with status 1 "
+        "unless it passes (EPS in [0, 1); see --gate)",
+    )
+    report.add_argument(
+        "--gate",
+        choices=("certify", "reject"),
+        default="certify",
+        help="certify (default): pass only when the data certify dCE <= EPS; "
+        "reject: fail only when dCE > EPS is significant",
+    )
+    report.add_argument(
         "--fail-if-miscalibrated",
         type=float,
         metavar="EPS",
-        help="exit with status 1 when the test rejects 'distance to calibration "
-        "<= EPS' (EPS in [0, 1); 0 is the plain test), at alpha = 0.05",
+        help="deprecated spelling of --max-error EPS (removed in the next release)",
     )
     report.add_argument(
         "--resamples",
         type=int,
         default=200,
         metavar="B",
-        help="data sets drawn as if calibrated, for the scale (default 200)",
+        help="draws of the calibrated null (the scale and the test) and of the "
+        "bootstrap (the intervals); default 200, at least 20 with --max-error, "
+        "0 leaves them out",
     )
     report.add_argument("--random-state", type=int, default=0)
     return parser
@@ -114,13 +146,12 @@ def main(argv=None):
 
             run_demo(random_state=args.random_state)
             return 0
-        if args.fail_if_miscalibrated is not None and not (
-            0 <= args.fail_if_miscalibrated < 1
-        ):
-            parser.error(
-                f"--fail-if-miscalibrated must be in [0, 1), got "
-                f"{args.fail_if_miscalibrated!r}."
-            )
+        for option in ("max_error", "fail_if_miscalibrated"):
+            value = getattr(args, option)
+            if value is not None and not 0 <= value < 1:
+                parser.error(
+                    f"--{option.replace('_', '-')} must be in [0, 1), got {value!r}."
+                )
         if args.resamples < 0:
             parser.error(f"--resamples must be non-negative, got {args.resamples}.")
         if not 0 <= args.random_state < 2**32:

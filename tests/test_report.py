@@ -3,6 +3,7 @@
 import base64
 import doctest
 import json
+import re
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -53,7 +54,7 @@ def test_table_has_every_measure_equal_to_direct_calls(tmp_path, capsys):
     assert max(map(len, lines)) <= 80
     for _, label, func, _ in MEASURES:
         row = next(line for line in lines if line.startswith(label))
-        value = float(row[len(label) :].split()[0])
+        value = float(row[len(label) :].split()[0].rstrip("+"))
         assert abs(value - getattr(metrics, func)(y, p, sample_weight=w)) < 5e-5
     assert "calibrated? (test)" in out
     assert err == ""  # no progress off a terminal
@@ -62,77 +63,98 @@ def test_table_has_every_measure_equal_to_direct_calls(tmp_path, capsys):
 def test_json_values_and_gate(tmp_path, capsys):
     path, y, p, _ = _binary_file(tmp_path)
     status, out, _ = _run(
-        [
-            path,
-            "--label",
-            "y",
-            "--proba",
-            "p",
-            "--json",
-            "--resamples",
-            "10",
-            "--fail-if-miscalibrated",
-            "0",
-        ],
+        [path, "--label", "y", "--proba", "p", "--json", "--resamples", "30",
+         "--max-error", "0.1"],
         capsys,
     )
     data = json.loads(out)
     for key, _, func, _ in MEASURES:
-        assert data["measures"][key]["value"] == getattr(metrics, func)(y, p)
-        assert data["measures"][key]["null_95"] >= data["measures"][key]["null_median"]
+        m = data["measures"][key]
+        assert m["value"] == getattr(metrics, func)(y, p)
+        assert m["null_95"] >= m["null_median"]
+        assert 0 <= m["low"] <= m["high"]
     assert data["n"] == 300 and data["test"]["measure"] == "smce"
-    assert status == (0 if data["gate"]["calibrated"] else 1)
+    gate = data["gate"]
+    assert gate["mode"] == "certify" and gate["max_error"] == 0.1
+    assert (gate["estimate"], gate["low"], gate["high"]) == tuple(
+        data["measures"]["dce"][k] for k in ("value", "low", "high")
+    )
+    assert gate["passed"] == (gate["high"] <= 0.1)
+    assert status == (0 if gate["passed"] else 1)
+
+
+def _known_dce_file(tmp_path, n, dce, seed=0):
+    """Predictions uniform on [0.1, 0.85], outcomes ``Bernoulli(p + dce)``.
+
+    Moving every prediction up by ``dce`` calibrates it, so its distance to
+    calibration is at most ``dce``; the constant witness 1 shows a smooth
+    calibration error of at least ``dce``, and smCE <= dCE (Blasiok et al.):
+    the population dCE is exactly ``dce``.
+    """
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.1, 0.85, size=n)
+    y = (rng.uniform(size=n) < p + dce).astype(int)
+    path = _write(tmp_path / f"known_{n}_{seed}.csv", ["y", "p"],
+                  [[a, repr(float(b))] for a, b in zip(y, p)])
+    return path, y, p
+
+
+def test_issue_case_fails_in_certify_mode_and_says_why(tmp_path, capsys):
+    # issue 23: n = 1,910 predictions at dCE 0.032 passed
+    # `--fail-if-miscalibrated 0.02` (the tolerant test only fails at about
+    # 0.25 at this n); certify mode must fail, and say why
+    path, y, p = _known_dce_file(tmp_path, 1910, 0.032)
+    argv = [path, "--label", "y", "--proba", "p", "--resamples", "40"]
+    status, out, err = _run(argv + ["--max-error", "0.02"], capsys)
+    assert status == 1
+    assert "certify mode" in err and "FAILED" in err and "dCE" in err
+    assert "do not certify dCE <= 0.02" in err or "significantly above 0.02" in err
+    assert "gate (certify mode, max error 0.02): FAILED" in out
+    # the old spelling is the same gate now, with a warning
+    status_old, out_old, err_old = _run(argv + ["--fail-if-miscalibrated", "0.02"], capsys)
+    assert status_old == 1 and "deprecated" in err_old and out_old == out
+    # reject mode fails only on significant evidence of dCE > EPS
+    status, out, err = _run(argv + ["--max-error", "0.02", "--gate", "reject", "--json"],
+                            capsys)
+    gate = json.loads(out)["gate"]
+    assert gate["mode"] == "reject" and status == (1 if gate["low"] > 0.02 else 0)
 
 
 def test_gate_exit_status(tmp_path, capsys):
     path, *_ = _binary_file(tmp_path, n=2000, shift=0.2)
-    status, _, err = _run(
-        [
-            path,
-            "--label",
-            "y",
-            "--proba",
-            "p",
-            "--resamples",
-            "0",
-            "--fail-if-miscalibrated",
-            "0.01",
-        ],
-        capsys,
-    )
-    assert status == 1 and "not calibrated within 0.01" in err
-    # a loose tolerance passes the same data
-    status, out, _ = _run(
-        [
-            path,
-            "--label",
-            "y",
-            "--proba",
-            "p",
-            "--resamples",
-            "0",
-            "--fail-if-miscalibrated",
-            "0.15",
-        ],
-        capsys,
-    )
-    assert status == 0 and "pass" in out
-    path, *_ = _binary_file(tmp_path, n=2000, shift=0.0, seed=5)
-    status, _, _ = _run(
-        [
-            path,
-            "--label",
-            "y",
-            "--proba",
-            "p",
-            "--resamples",
-            "0",
-            "--fail-if-miscalibrated",
-            "0",
-        ],
-        capsys,
-    )
+    argv = [path, "--label", "y", "--proba", "p", "--resamples", "30"]
+    status, out, err = _run(argv + ["--max-error", "0.01"], capsys)
+    assert status == 1 and "significantly above 0.01" in err
+    status, _, err = _run(argv + ["--max-error", "0.01", "--gate", "reject"], capsys)
+    assert status == 1 and "significantly above 0.01" in err
+    # a loose bound passes the same data in both modes
+    for mode in ("certify", "reject"):
+        status, out, _ = _run(argv + ["--max-error", "0.5", "--gate", mode], capsys)
+        assert status == 0 and f"({mode} mode, max error 0.5): PASSED" in out
+    # a calibrated model at small n: not rejected, but not certified either
+    path, *_ = _binary_file(tmp_path, n=200, shift=0.0, seed=5)
+    argv = [path, "--label", "y", "--proba", "p", "--resamples", "30", "--max-error"]
+    status, out, err = _run(argv + ["0.05"], capsys)
+    assert status == 1 and "not enough data to certify" in err + out
+    status, _, _ = _run(argv + ["0.05", "--gate", "reject"], capsys)
     assert status == 0
+    # the gate needs an interval: too few resamples is a usage error
+    status, _, err = _run(argv + ["0.05", "--resamples", "5"], capsys)
+    assert status == 2 and "--resamples" in err
+
+
+def test_gate_decision_reasons():
+    entry = {"value": 0.03, "low": 0.01, "high": 0.05}
+    certify = report.gate_decision(entry, 0.02, "certify", 0.95)
+    assert not certify["passed"] and "do not certify" in certify["reason"]
+    assert report.gate_decision(entry, 0.06, "certify", 0.95)["passed"]
+    small = report.gate_decision({"value": 0.01, "low": 0.0, "high": 0.05}, 0.02,
+                                 "certify", 0.95)
+    assert not small["passed"] and small["reason"].startswith("not enough data to certify")
+    assert report.gate_decision(entry, 0.02, "reject", 0.95)["passed"]
+    assert not report.gate_decision(entry, 0.005, "reject", 0.95)["passed"]
+    with pytest.raises(ValueError, match="certify"):
+        report.gate_decision(entry, 0.02, "maybe", 0.95)
 
 
 class _Page(HTMLParser):
@@ -258,28 +280,66 @@ def test_missing_and_empty_files(tmp_path, capsys):
     assert status == 2 and "empty" in err
 
 
-def test_progress_only_on_a_terminal():
-    class Tty:
-        def __init__(self):
-            self.text = ""
+class _Stream:
+    def __init__(self, tty):
+        self.text, self.tty = "", tty
 
-        def isatty(self):
-            return True
+    def isatty(self):
+        return self.tty
 
-        def write(self, s):
-            self.text += s
+    def write(self, s):
+        self.text += s
 
-        def flush(self):
-            pass
+    def flush(self):
+        pass
 
-    tty = Tty()
-    progress = report._progress_printer(tty)
-    progress(1, 2)
-    progress(2, 2)
-    assert "2/2" in tty.text and tty.text.endswith("\n")
-    progress(0, 0)
-    assert tty.text.endswith("resamples)...\n")
-    assert report._progress_printer(open(__file__)) is None
+
+def test_progress_bar_on_a_terminal_plain_lines_otherwise():
+    now = [0.0]
+    tty = _Stream(True)
+    progress = report._Progress(tty, clock=lambda: now[0])
+    for done in range(1, 201):
+        now[0] += 0.01
+        progress(done, 200)
+    assert "\r" in tty.text and "200/200" in tty.text and tty.text.endswith("\n")
+    assert tty.text.count("\r") <= 25  # at most ten updates a second
+    log = _Stream(False)
+    now[0] = 0.0
+    progress = report._Progress(log, every=5.0, clock=lambda: now[0])
+    for done in range(1, 201):
+        now[0] += 0.1  # 20 s in all: a line every 5 s, and the last
+        progress(done, 200)
+    lines = log.text.splitlines()
+    assert "\r" not in log.text and 4 <= len(lines) <= 5
+    assert re.match(r"skcal report: resampling 5[01]/200 \(5 s\)$", lines[0])
+    assert lines[-1].startswith("skcal report: resampling 200/200")
+    quick = _Stream(False)
+    progress = report._Progress(quick, clock=lambda: 0.0)
+    for done in range(1, 11):
+        progress(done, 10)
+    assert quick.text == ""  # short work prints nothing
+
+
+def test_multiclass_report_says_top_label(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    P = rng.dirichlet(np.ones(3), size=300)
+    y = np.array([rng.choice(["a", "b", "c"], p=q) for q in P])
+    path = _write(
+        tmp_path / "m.csv",
+        ["label", "pa", "pb", "pc"],
+        [[lab, *map(repr, map(float, q))] for lab, q in zip(y, P)],
+    )
+    argv = [path, "--label", "label", "--proba", "pa", "pb", "pc", "--resamples", "20",
+            "--max-error", "0.5"]
+    status, out, _ = _run(argv, capsys)
+    assert status == 0
+    lines = out.splitlines()
+    assert "top-label" in lines[0]
+    header = next(line for line in lines if "CI]" in line)
+    assert "top-label value" in header
+    assert "top-label dCE" in out and "top-label smooth calibration error" in out
+    status, out, _ = _run(argv + ["--json"], capsys)
+    assert json.loads(out)["target"] == "top-label"
 
 
 def test_command_line_subprocess_and_help(tmp_path):
@@ -318,6 +378,10 @@ def test_command_line_subprocess_and_help(tmp_path):
         "--weight",
         "--html",
         "--json",
+        "--max-error",
+        "--gate",
+        "certify",
+        "not enough data to certify",
         "--fail-if-miscalibrated",
         "exit status",
     ):
@@ -367,11 +431,27 @@ def test_parquet_when_pandas_and_pyarrow_are_installed(tmp_path, capsys):
     assert value == metrics.smooth_calibration_error(y, p)
 
 
-def test_gate_tolerance_that_can_never_reject_is_an_error(tmp_path, capsys):
-    path, *_ = _binary_file(tmp_path, n=300, shift=0.0, seed=6)
-    status, _, err = _run(
-        [path, "--label", "y", "--proba", "p", "--resamples", "0",
-         "--fail-if-miscalibrated", "0.6"],
-        capsys,
-    )
-    assert status == 2 and "could never reject" in err
+def test_shared_draws_agree_with_slow_twins():
+    # the report draws the null and the bootstrap once for every measure;
+    # slow twins: the null redrawn row by row (y* ~ Bernoulli(p)) and each
+    # measure's own `interval`. Independent draws: agreement within the
+    # Monte Carlo error of 200 draws
+    from skcal.measures import MEASURE_CLASSES
+
+    classes = {cls._tester_name: cls for cls in MEASURE_CLASSES}
+    for seed, shift in [(0, 0.0), (1, 0.08)]:
+        rng = np.random.default_rng(seed)
+        n = 400
+        p = np.round(rng.uniform(0.05, 0.9, size=n), 2)  # ties
+        y = (rng.uniform(size=n) < p + shift).astype(float)
+        s = report.calibration_summary(y, p, np.ones(n), n_resamples=200, random_state=seed)
+        for key in ("smce", "cutoff", "binned_ece"):
+            f = getattr(metrics, dict((m[0], m[2]) for m in MEASURES)[key])
+            slow = [f((rng.uniform(size=n) < p).astype(float), p) for _ in range(200)]
+            m = s["measures"][key]
+            spread = np.quantile(slow, 0.9) - np.quantile(slow, 0.1)
+            assert abs(m["null_median"] - np.median(slow)) < 0.25 * spread, (seed, key)
+            own = classes[key]().interval(y, p, random_state=seed)
+            width = own.high - own.low
+            assert abs(m["high"] - own.high) < 0.25 * width + 1e-3, (seed, key)
+            assert (m["low"] == 0) == (own.low == 0) or abs(m["low"] - own.low) < 0.25 * width
