@@ -10,6 +10,7 @@ that are not worse than the identity out of fold.
 """
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import clone
@@ -167,7 +168,11 @@ def choose(names, losses, w):
 def _fold_predict(estimator, P, y, w, P_test):
     """Out-of-fold predictions of one candidate, or the error it raised."""
     try:
-        model = fit_recalibrator(clone(estimator), P, y, w)
+        with warnings.catch_warnings():
+            # an inner fit's "no patch" warning is the candidate's business:
+            # its out-of-fold score says what the patches were worth
+            warnings.filterwarnings("ignore", "UtilityPatchingRecalibrator made no patch")
+            model = fit_recalibrator(clone(estimator), P, y, w)
         return np.asarray(model.predict_proba(P_test), dtype=np.float64)
     except Exception as error:  # noqa: BLE001 -- a candidate that fails loses
         return error

@@ -9,6 +9,7 @@ the simplex, repeat. The patches are stored and replayed on new predictions.
 """
 
 import numbers
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -912,6 +913,21 @@ callable, default=None
                 P_val = _apply_patch(P_val, patch)
 
         self.n_iter_ = len(patches)
+        if not patches and reason == "tol" and self.tol == "auto" and history["uc"][0] > 0:
+            # tol="auto" is the size of UC that sampling noise alone reaches on
+            # W rows; below it no patch is made. Say how many rows would let
+            # an error of the size found exceed it: log(4|U|) / (2 UC^2).
+            needed = int(np.ceil(np.log(4.0 * len(utilities)) / (2.0 * history["uc"][0] ** 2)))
+            warnings.warn(
+                f"UtilityPatchingRecalibrator made no patch: the utility calibration "
+                f"error found on the fitted rows, {history['uc'][0]:.3g}, is within "
+                f"tol='auto' = {self.tol_:.3g}, the size sampling noise alone reaches "
+                f"with a total weight of {W:.4g}. An error of this size would exceed "
+                f"it from a total weight of about {needed}; pass a smaller tol to "
+                "patch anyway.",
+                UserWarning,
+                stacklevel=4,  # _fit, fit, scikit-learn's fit context, the caller
+            )
         if val_rows is not None:
             # keep the patches up to the best held-out Brier score
             patches = patches[: best[1]]

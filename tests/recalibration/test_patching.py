@@ -1006,3 +1006,27 @@ def test_interval_upper_bounds_are_upper_bounds_of_the_exact_audit():
     interval_upper_bounds(V, R, np.ones(4), bound)
     assert bound[0] == pytest.approx(1.0, rel=1e-9)
     assert n_cases == 300
+
+
+def test_no_patch_on_a_small_set_is_said_with_the_size_needed():
+    # an over-confident model (temperature 1/2) on 30 rows: its UC is
+    # below tol="auto" at this size, so no patch is made, which is said
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(30, 3))
+    P_true = np.exp(Z) / np.exp(Z).sum(axis=1, keepdims=True)
+    y = np.array([rng.choice(3, p=row) for row in P_true])
+    P = np.exp(2 * Z) / np.exp(2 * Z).sum(axis=1, keepdims=True)
+    with pytest.warns(UserWarning, match="made no patch") as record:
+        model = UtilityPatchingRecalibrator().fit(P, y)
+    assert model.patches_ == []
+    message = str(record[0].message)
+    needed = int(message.split("from a total weight of about ")[1].split(";")[0])
+    uc = model.history_["uc"][0]
+    # the size needed is where tol="auto", sqrt(log(4|U|) / (2 n)), falls to
+    # the error found (tol_ is its value at n = 30)
+    assert model.tol_ > uc
+    assert model.tol_ * np.sqrt(30 / needed) <= uc < model.tol_ * np.sqrt(30 / (needed - 1))
+    # with that many rows (the same predictions repeated) patches are made
+    reps = int(np.ceil(needed / 30)) + 1
+    fitted = UtilityPatchingRecalibrator().fit(np.tile(P, (reps, 1)), np.tile(y, reps))
+    assert fitted.patches_
