@@ -25,6 +25,11 @@ from sklearn.utils._param_validation import (
 )
 from sklearn.utils.validation import _check_feature_names
 
+try:  # SciPy >= 1.12
+    from scipy.optimize import isotonic_regression as _scipy_isotonic
+except ImportError:  # pragma: no cover - the oldest supported SciPy (1.10, 1.11)
+    _scipy_isotonic = None
+
 __all__ = [
     "HasMethods",
     "Interval",
@@ -35,5 +40,20 @@ __all__ = [
     "_fit_context",
     "_raise_for_params",
     "_routing_enabled",
+    "isotonic_regression",
     "validate_parameter_constraints",
 ]
+
+
+def isotonic_regression(y, weights):
+    """Weighted non-decreasing isotonic regression of ``y`` (an ndarray).
+
+    SciPy's (1.12 and later), else scikit-learn's public
+    :func:`sklearn.isotonic.isotonic_regression`: both pool adjacent
+    violators with positive weights, so they agree up to rounding.
+    """
+    if _scipy_isotonic is not None:
+        return _scipy_isotonic(y, weights=weights, increasing=True).x
+    from sklearn.isotonic import isotonic_regression as sklearn_isotonic
+
+    return sklearn_isotonic(y, sample_weight=weights, increasing=True)

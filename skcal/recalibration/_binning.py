@@ -26,12 +26,11 @@ The helpers below are shared with the Venn-ABERS and spline modules.
 import numbers
 
 import numpy as np
-from scipy.optimize import isotonic_regression
 from scipy.special import expit
 from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
 
-from .._compat import Interval, StrOptions
+from .._compat import Interval, StrOptions, isotonic_regression
 from ._base import BaseRecalibrator
 
 __all__ = ["HistogramBinning", "IsotonicCalibration", "ScalingBinning"]
@@ -184,7 +183,7 @@ def isotonic_blocks(x, t, w, order=None):
     ``x``, total weight and positive weight. The unsmoothed fit of the block is ``S / W``.
     """
     values, Wg, Sg = group_sorted(x, t, w, order)
-    fit = isotonic_regression(Sg / Wg, weights=Wg, increasing=True).x
+    fit = isotonic_regression(Sg / Wg, Wg)
     # blocks are the level sets of the fit (adjacent pools of equal value are
     # one block, whatever the tie convention of the solver)
     start = np.flatnonzero(np.r_[True, fit[1:] != fit[:-1]])
@@ -205,7 +204,7 @@ def smooth_blocks(W, S, m):
     they are weighted means of values inside (0, 1).
     """
     q = (S + m) / (W + 1.0)
-    return isotonic_regression(q, weights=W + 1.0, increasing=True).x
+    return isotonic_regression(q, W + 1.0)
 
 
 class _IsotonicMap:

@@ -1,7 +1,18 @@
 """Slow, obviously-correct twins of the binning recalibrators, and a checks adapter."""
 
 import numpy as np
-from scipy.optimize import isotonic_regression
+
+try:  # SciPy >= 1.12
+    from scipy.optimize import isotonic_regression
+except ImportError:  # the oldest supported SciPy: scikit-learn's, in SciPy's form
+    from types import SimpleNamespace
+
+    from sklearn.isotonic import isotonic_regression as _sklearn_isotonic
+
+    def isotonic_regression(y, *, weights=None, increasing=True):
+        return SimpleNamespace(
+            x=_sklearn_isotonic(y, sample_weight=weights, increasing=increasing)
+        )
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 

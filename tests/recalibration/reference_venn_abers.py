@@ -1,7 +1,18 @@
 """Slow, obviously-correct Venn-ABERS: refit isotonic with each test point added."""
 
 import numpy as np
-from scipy.optimize import isotonic_regression
+
+try:  # SciPy >= 1.12
+    from scipy.optimize import isotonic_regression
+except ImportError:  # the oldest supported SciPy: scikit-learn's, in SciPy's form
+    from types import SimpleNamespace
+
+    from sklearn.isotonic import isotonic_regression as _sklearn_isotonic
+
+    def isotonic_regression(y, *, weights=None, increasing=True):
+        return SimpleNamespace(
+            x=_sklearn_isotonic(y, sample_weight=weights, increasing=increasing)
+        )
 
 
 def isotonic_at(x, t, w, s):
