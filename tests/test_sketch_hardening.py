@@ -67,7 +67,7 @@ def test_weights_are_kept_as_given_across_batches():
     assert G.positives.tolist() == [0.0, 2.0, 3e300]
 
 
-def test_cdl_refuses_non_finite_weights_instead_of_looping():
+def test_cdl_refuses_non_finite_weights_instead_of_looping(tmp_path):
     # the decision-hull sweep never passed a NaN rate (inf / inf): it looped
     code = (
         "import numpy as np\n"
@@ -82,7 +82,11 @@ def test_cdl_refuses_non_finite_weights_instead_of_looping():
         "    print('refused')\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,  # outside the source tree, which would shadow the package
     )
     assert out.stdout.strip() == "refused", out.stderr
 

@@ -917,13 +917,15 @@ callable, default=None
             # tol="auto" is the size of UC that sampling noise alone reaches on
             # W rows; below it no patch is made. Say how many rows would let
             # an error of the size found exceed it: log(4|U|) / (2 UC^2).
-            needed = int(np.ceil(np.log(4.0 * len(utilities)) / (2.0 * history["uc"][0] ** 2)))
+            with np.errstate(divide="ignore", over="ignore"):
+                needed = np.log(4.0 * len(utilities)) / (2.0 * history["uc"][0] ** 2)
+            needed = f"about {int(np.ceil(needed))}" if needed < 1e15 else "far more than that"
             warnings.warn(
                 f"UtilityPatchingRecalibrator made no patch: the utility calibration "
                 f"error found on the fitted rows, {history['uc'][0]:.3g}, is within "
                 f"tol='auto' = {self.tol_:.3g}, the size sampling noise alone reaches "
                 f"with a total weight of {W:.4g}. An error of this size would exceed "
-                f"it from a total weight of about {needed}; pass a smaller tol to "
+                f"it from a total weight of {needed}; pass a smaller tol to "
                 "patch anyway.",
                 UserWarning,
                 stacklevel=4,  # _fit, fit, scikit-learn's fit context, the caller
