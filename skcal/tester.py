@@ -917,7 +917,16 @@ default=None
         self.min_epsilon_measure_ = min_epsilon_measure
         self.n_samples_ = data.n
         self.n_effective_ = float(n_eff)
+        # what the numbers are about, for every sentence that shows them
+        utility = getattr(measure, "utility", None)
+        if utility is not None:
+            target = utility if isinstance(utility, str) else type(utility).__name__
+        elif np.ndim(y_prob) == 2 and np.shape(y_prob)[1] > 2:
+            target = "top-label"
+        else:
+            target = None
         self.result_ = CalibrationTestResult(
+            target=target,
             calibrated=calibrated,
             statistic=statistic,
             threshold=float(threshold),

@@ -965,3 +965,20 @@ def test_per_draw_coupling_bound_by_simulation():
             gap = smooth_calibration_error(y_u, u) - smooth_calibration_error(y_p, p)
             exceed += gap > allowed
         assert exceed / n_draws <= delta + 3 * math.sqrt(delta * (1 - delta) / n_draws)
+
+
+def test_result_says_what_its_numbers_are_about():
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(3), size=300)
+    y = np.array([rng.choice(3, p=row) for row in P])
+    multiclass = CalibrationTester(random_state=0, n_resamples=199).fit(y, P).decide()
+    assert multiclass.target == "top-label"
+    assert "top-label smCE" in str(multiclass)
+    binary = CalibrationTester(random_state=0, n_resamples=199).fit(
+        (y == 1).astype(int), P[:, 1]
+    ).decide()
+    assert binary.target is None and "top-label" not in str(binary)
+    utility = CalibrationTester(
+        measure=UtilityCalibrationError(utility="comb"), random_state=0, n_resamples=199
+    ).fit(y, P).decide()
+    assert utility.target == "comb" and "(comb)" in str(utility)
