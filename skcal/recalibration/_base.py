@@ -45,6 +45,16 @@ def check_probability_input(X, *, name="X", n_classes=None, owner=None):
     array = as_probability_array(X, name)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
+    return checked_probabilities(array, name, input_dtype, n_classes, owner)
+
+
+def checked_probabilities(array, name, input_dtype, n_classes, owner):
+    """The checks shared by every probability input, on its float64 ``array``.
+
+    ``array`` is 1-D (the probability of the second of two classes) or has
+    at least 2 columns; ``input_dtype`` (the caller's) sets the row-sum
+    tolerance. Returns the ``(n, C)`` matrix and whether it was 1-D.
+    """
     one_d = array.ndim == 1
     if array.shape[0] == 0:
         raise ValueError(f"{name} is empty: at least one sample is needed.")

@@ -36,7 +36,6 @@ from .._kernels._patching import (
 )
 from .._validation import (
     as_probability_array,
-    check_probability_matrix,
     check_sample_weight,
     label_positions,
     resolve_labels,
@@ -45,6 +44,7 @@ from ..metrics import utility_calibration_error
 from ..utilities import ClassWise, TopClass, TopK
 from ..utilities._engine import Predictions
 from ..utilities._families import members, resolve_utility
+from ._base import checked_probabilities
 from ._common import SKLEARN_METHODS, SklearnRecalibrator, fit_recalibrator, weighted_sum
 
 __all__ = ["Patch", "UtilityPatchingRecalibrator", "project_simplex"]
@@ -695,20 +695,9 @@ callable, default=None
                 "least 2 classes (pass the probability of the second of two "
                 "classes as a 1-D array, or the full predict_proba output)."
             )
-        if array.shape[0] == 0:
-            raise ValueError(f"{name} is empty: at least one sample is needed.")
-        n_found = 2 if one_d else array.shape[1]
-        if n_columns is not None and n_found != n_columns:
-            # before the row sums: a wrong column count is the likelier mistake
-            what = "a 1-D array (2 classes)" if one_d else f"{n_found} columns"
-            raise ValueError(
-                f"{name} has {what} but {type(self).__name__} was fitted on "
-                f"{n_columns} classes."
-            )
-        check_probability_matrix(array, name=name, input_dtype=input_dtype)
-        if one_d:
-            array = np.column_stack([1.0 - array, array])
-        return np.ascontiguousarray(array), one_d
+        return checked_probabilities(
+            array, name, input_dtype, n_columns, type(self).__name__
+        )
 
     def _encode_y(self, y, n_columns):
         y = column_or_1d(y, warn=True)
