@@ -57,6 +57,7 @@ def test_a_solve_without_verdict_is_retried_with_presolve(monkeypatch):
     # scipy 1.10's HiGHS can stop on a dCE program with "model_status
     # Unknown" (linprog status 4) at the tolerances used; the solve is then
     # repeated with presolve. Make every first attempt fail that way here.
+    monkeypatch.setattr(ldtc_module, "_USE_LINPROG", True)  # HiGHS via linprog
     real = ldtc_module.linprog
     calls = []
 

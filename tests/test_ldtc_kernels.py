@@ -5,6 +5,9 @@ compiled loops, summing in numpy's pairwise order, instead of one array entry
 per distinct (value, label). Its twin, ``reference.ldtc_solve_on_grid_arrays``,
 is the array code as it was: both must hand HiGHS the same program, so the
 values and potentials must be equal bit for bit, not only within tolerance.
+The twin solves with ``scipy.optimize.linprog``, so these tests make
+``_solve_on_grid`` do so too (``_USE_LINPROG``); the HiGHS model refined in
+place that it uses otherwise is checked in tests/test_ldtc_solver.py.
 """
 
 import tracemalloc
@@ -44,6 +47,12 @@ def _data(rng):
         p = np.round(rng.random(n), 3)
     g = group(y, p, w)
     return g.values, g.weights - g.positives, g.positives
+
+
+@pytest.fixture(autouse=True)
+def _linprog(monkeypatch):
+    monkeypatch.setattr(ldtc_module, "_USE_LINPROG", True)
+    monkeypatch.setattr(ldtc_module, "_MERGE_ABOVE_COLUMNS_PER_POINT", 100)
 
 
 def _same(new, old):

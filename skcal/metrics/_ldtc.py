@@ -1,11 +1,21 @@
 """Lower distance to calibration (Definition 1 of Hu, Jambulapati, Tian and Yang)."""
 
 import numbers
+import threading
 
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 from sklearn.utils import Bunch
+
+try:  # SciPy >= 1.15 ships HiGHS's own Python binding (private module)
+    from scipy.optimize._highspy._core import HighsLp as _HighsLp
+    from scipy.optimize._highspy._core import HighsModelStatus as _HighsModelStatus
+    from scipy.optimize._highspy._core import MatrixFormat as _MatrixFormat
+    from scipy.optimize._highspy._core import _Highs
+    from scipy.optimize._highspy._core import kHighsInf as _HIGHS_INF
+except ImportError:  # pragma: no cover - older SciPy: linprog for every solve
+    _Highs = None
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels import _ldtc
@@ -17,7 +27,7 @@ __all__ = ["grid_points", "ldtc_core", "lower_distance_to_calibration"]
 # Up to this many split columns per grid point the linear program is solved
 # in one go; beyond it the columns are merged into blocks first (see
 # _solve_on_grid), so that every solve stays O(grid) in size.
-_MERGE_ABOVE_COLUMNS_PER_POINT = 100
+_MERGE_ABOVE_COLUMNS_PER_POINT = 0
 
 # Reduced costs this close to zero count as zero when the merged blocks are
 # checked against the dual solution (HiGHS works to ~1e-9 with the options
@@ -27,6 +37,10 @@ _REDUCED_COST_TOL = 1e-9
 # The sub-grid of a fine grid starts with every (M // this)-th point besides
 # the neighbours of the data (_solve_on_sparse_grid).
 _SPARSE_GRID_STRIDE = 64
+
+# Solve with scipy.optimize.linprog (a new model per solve) even where
+# HiGHS's own binding is available; the tests set it to run both.
+_USE_LINPROG = False
 
 _HIGHS_OPTIONS = {
     # The program is small and well structured; presolve only costs time.
@@ -181,9 +195,98 @@ def lower_distance_to_calibration(
 
 
 def ldtc_core(statistic, points):
-    """dCE on the grid ``points`` of a grouped statistic; no validation."""
+    """dCE on the grid ``points`` of a grouped statistic; no validation.
+
+    A call on the same predictions and grid as the call before it (the
+    resamples of the tester and of the report's intervals: only the masses
+    change) re-solves the previous program from its optimal basis
+    (:class:`_Session`) instead of from scratch.
+    """
     values, wsum, wysum = statistic.values, statistic.weights, statistic.positives
+    session = _session_for(values, points)
+    if session is not None:
+        return session.solve(wsum - wysum, wysum)
     return _solve_on_sparse_grid(values, wsum - wysum, wysum, points)[0]
+
+
+# The last predictions and grid seen by ldtc_core in this thread, and the
+# session built on a repeat; sessions only up to this many values (a column
+# per value and label: beyond it the merged blocks of _solve_on_grid are
+# cheaper than warm starts).
+_SESSION_MAX_VALUES = 20_000
+_last = threading.local()
+
+
+def _session_for(values, u):
+    """The :class:`_Session` of a repeated ``(values, u)``, else None."""
+    K, M = values.shape[0], u.shape[0]
+    if _Highs is None or _USE_LINPROG or K > _SESSION_MAX_VALUES or 4 * K < M:
+        return None
+    last = getattr(_last, "key", None)
+    if (
+        last is not None
+        and last[0].shape == values.shape
+        and last[1].shape == u.shape
+        and np.array_equal(last[0], values)
+        and np.array_equal(last[1], u)
+    ):
+        if _last.session is None:
+            _last.session = _Session(last[0], last[1])
+        return _last.session
+    _last.key = (np.array(values, dtype=np.float64), np.array(u, dtype=np.float64))
+    _last.session = None
+    return None
+
+
+class _Session:
+    """The flow program of fixed predictions and grid, for many masses.
+
+    One column per split ``(value, label)`` (no merging, so no refinement),
+    whatever its mass: a new draw of the masses changes only the supplies
+    (row bounds) and the columns' upper bounds, never a cost, so the last
+    optimal basis stays dual feasible and HiGHS's dual simplex resumes from
+    it. The program is that of :func:`_solve_on_grid` without merging, the
+    same min-cost flow, solved to the same tolerances.
+    """
+
+    def __init__(self, values, u):
+        M, K = u.shape[0], values.shape[0]
+        cell = np.searchsorted(u, values, side="right") - 1
+        on = values == u[cell]  # on a grid point (1 included): no column
+        split = np.flatnonzero(~on)
+        up = u[np.minimum(cell + 1, M - 1)]
+        self.cell, self.split, self.u, self.M, self.K = cell, split, u, M, K
+        self.target = np.where(on, cell, cell + 1)  # supplied at u[cell + 1]
+        self.reach = np.where(on, 0.0, up - values)  # distance to it
+        k = cell[split]
+        cost = 2.0 * values[split] - u[k] - up[split]
+        self.program = _HighsProgram(np.zeros(2 * M), _fixed_columns(u), M)
+        self.cols = [self.program.add(label * M + k, np.zeros(split.shape[0]), cost)
+                     for label in (0, 1)]
+        self.supply = np.full(2 * M, np.nan)
+
+    def solve(self, mass0, mass1):
+        """``dCE^U`` of the masses (as ``_solve_on_grid(...)[0]``)."""
+        M, h = self.M, self.program.highs
+        scale = self.K / (np.sum(mass0) + np.sum(mass1))
+        supply = np.empty(2 * M)
+        constant = 0.0
+        for label, mass in enumerate((mass0, mass1)):
+            d = np.asarray(mass, dtype=np.float64) * scale
+            supply[label * M : (label + 1) * M] = np.bincount(
+                self.target, weights=d, minlength=M
+            )
+            constant += float(np.dot(d, self.reach))
+            bound = d[self.split]
+            cols = self.cols[label]
+            h.changeColsBounds(
+                cols.shape[0], cols.astype(np.int32), np.zeros(cols.shape[0]), bound
+            )
+        for row in np.flatnonzero(supply != self.supply):
+            h.changeRowBounds(int(row), -supply[row], -supply[row])
+        self.supply = supply
+        fun, _ = self.program.solve()
+        return min(max((fun + constant) / self.K, 0.0), 1.0)
 
 
 def _solve_on_sparse_grid(values, mass0, mass1, u):
@@ -368,18 +471,28 @@ def _solve_on_grid(values, mass0, mass1, u):
         _initial_blocks(values, mass, u, scale, counts[label], merge)
         for label, mass in enumerate(masses)
     ]
+    program = None
+    if _Highs is not None and not _USE_LINPROG:
+        # one HiGHS model for the whole refinement: a cut replaces a block's
+        # column by its pieces' and the next solve starts from the last basis
+        program = _HighsProgram(supply, fixed, M)
+        for label, b in enumerate(blocks):
+            b.col = program.add(label * M + b.cell, b.mass, b.cost)
     while True:
-        # Ordered by row, then by prediction: each (cell, label) is a
-        # contiguous run of blocks, sorted by split cost.
-        result = _solve(
-            np.concatenate([label * M + b.cell for label, b in enumerate(blocks)]),
-            np.concatenate([b.mass for b in blocks]),
-            np.concatenate([b.cost for b in blocks]),
-            supply,
-            fixed,
-            M,
-        )
-        potential = -result.eqlin.marginals
+        if program is None:
+            # Ordered by row, then by prediction: each (cell, label) is a
+            # contiguous run of blocks, sorted by split cost.
+            result = _solve(
+                np.concatenate([label * M + b.cell for label, b in enumerate(blocks)]),
+                np.concatenate([b.mass for b in blocks]),
+                np.concatenate([b.cost for b in blocks]),
+                supply,
+                fixed,
+                M,
+            )
+            fun, potential = result.fun, -result.eqlin.marginals
+        else:
+            fun, potential = program.solve()
         # A sample goes left (its column at the upper bound) iff its cost is
         # below the potential difference of its two nodes; a merged block is
         # optimal for all its samples iff they agree (else it is cut where
@@ -395,11 +508,17 @@ def _solve_on_grid(values, mass0, mass1, u):
                 _REDUCED_COST_TOL, pieces,
             )
             if n_torn:
-                blocks[label] = _cut(values, mass, u, scale, b, pieces[:n_torn])
+                blocks[label], new = _cut(values, mass, u, scale, b, pieces[:n_torn])
+                if program is not None:
+                    program.drop(b.col[pieces[:n_torn, 0]])
+                    nb = blocks[label]
+                    nb.col[new] = program.add(
+                        label * M + nb.cell[new], nb.mass[new], nb.cost[new]
+                    )
                 cut = True
         if not cut:
             break
-    value = (result.fun + constant) / K
+    value = (fun + constant) / K
     return min(max(value, 0.0), 1.0), potential.reshape(2, M)
 
 
@@ -408,11 +527,13 @@ class _Blocks:
     range ``[lo, hi)`` (all in one cell), the cell, the number of columns,
     their total mass and mass-weighted mean split cost."""
 
-    __slots__ = ("lo", "hi", "cell", "count", "mass", "cost")
+    __slots__ = ("lo", "hi", "cell", "count", "mass", "cost", "col")
 
-    def __init__(self, lo, hi, cell, count, mass, cost):
+    def __init__(self, lo, hi, cell, count, mass, cost, col=None):
         self.lo, self.hi, self.cell, self.count = lo, hi, cell, count
         self.mass, self.cost = mass, cost
+        # the blocks' columns in a _HighsProgram (None without one)
+        self.col = col
 
 
 def _summed_blocks(values, mass, u, scale, lo, hi, cell, count):
@@ -442,7 +563,11 @@ def _initial_blocks(values, mass, u, scale, count, merge):
 
 
 def _cut(values, mass, u, scale, blocks, pieces):
-    """Replace each torn block by its two or three pieces (see cut_blocks)."""
+    """Replace each torn block by its two or three pieces (see cut_blocks).
+
+    Returns the new blocks and the indices of the pieces among them (their
+    ``col`` is -1, the others keep their parent's).
+    """
     torn, mid, right, n_left, n_mid, n_right = pieces.T
     B = blocks.lo.shape[0]
     n_pieces = np.ones(B, dtype=np.intp)
@@ -460,7 +585,11 @@ def _cut(values, mass, u, scale, blocks, pieces):
     new = np.concatenate([head, middle, tail])
     part = _summed_blocks(values, mass, u, scale, lo[new], hi[new], cell[new], count[new])
     mass_sum[new], cost[new] = part.mass, part.cost
-    return _Blocks(lo, hi, cell, count, mass_sum, cost)
+    col = None
+    if blocks.col is not None:
+        col = blocks.col[parent]
+        col[new] = -1
+    return _Blocks(lo, hi, cell, count, mass_sum, cost, col), new
 
 
 def _fixed_columns(u):
@@ -496,6 +625,84 @@ def _fixed_columns(u):
         np.concatenate(vals),
         np.concatenate(costs),
     )
+
+
+class _HighsProgram:
+    """The flow program in one HiGHS model, refined in place.
+
+    The data-independent columns (``_fixed_columns``) come first; block
+    columns are appended by :meth:`add` and retired by :meth:`drop` (upper
+    bound 0), so that every :meth:`solve` after the first starts from the
+    previous optimal basis (HiGHS keeps it across these changes) instead of
+    from scratch as a new ``linprog`` call would. Same program, same
+    options as :func:`_solve`.
+    """
+
+    def __init__(self, supply, fixed, M):
+        f_rows, f_cols, f_vals, f_costs = fixed
+        n = f_costs.shape[0]
+        A = sparse.csc_array((f_vals, (f_rows, f_cols)), shape=(2 * M, n))
+        A.sort_indices()
+        lp = _HighsLp()
+        lp.num_col_, lp.num_row_ = n, 2 * M
+        lp.col_cost_ = f_costs
+        lp.col_lower_ = np.zeros(n)
+        lp.col_upper_ = np.full(n, _HIGHS_INF)
+        lp.row_lower_ = lp.row_upper_ = -supply
+        matrix = lp.a_matrix_
+        matrix.format_ = _MatrixFormat.kColwise
+        matrix.num_col_, matrix.num_row_ = n, 2 * M
+        matrix.start_ = A.indptr.astype(np.int32)
+        matrix.index_ = A.indices.astype(np.int32)
+        matrix.value_ = A.data.astype(np.float64)
+        h = _Highs()
+        h.setOptionValue("output_flag", False)
+        for key, value in _HIGHS_OPTIONS.items():
+            h.setOptionValue(key, "off" if value is False else value)
+        h.passModel(lp)
+        self.highs, self.n_cols = h, n
+
+    def add(self, rows, bound, cost):
+        """Split columns ``+1`` at ``rows``, ``-1`` at ``rows + 1``; their indices."""
+        k = rows.shape[0]
+        if k == 0:
+            return np.empty(0, dtype=np.intp)
+        index = np.empty(2 * k, dtype=np.int32)
+        index[0::2], index[1::2] = rows, rows + 1
+        value = np.empty(2 * k)
+        value[0::2], value[1::2] = 1.0, -1.0
+        start = np.arange(0, 2 * k, 2, dtype=np.int32)
+        self.highs.addCols(
+            k, np.ascontiguousarray(cost, dtype=np.float64), np.zeros(k),
+            np.ascontiguousarray(bound, dtype=np.float64), 2 * k, start, index, value,
+        )
+        cols = np.arange(self.n_cols, self.n_cols + k, dtype=np.intp)
+        self.n_cols += k
+        return cols
+
+    def drop(self, cols):
+        """Retire columns (upper bound 0: the basis stays valid)."""
+        k = cols.shape[0]
+        self.highs.changeColsBounds(
+            k, cols.astype(np.int32), np.zeros(k), np.zeros(k)
+        )
+
+    def solve(self):
+        """The optimal objective and node potentials (``-`` row duals)."""
+        h = self.highs
+        h.run()
+        if h.getModelStatus() != _HighsModelStatus.kOptimal:
+            # as in _solve: an unfinished verdict is retried with presolve
+            h.setOptionValue("presolve", "on")
+            h.run()
+            h.setOptionValue("presolve", "off")
+        if h.getModelStatus() != _HighsModelStatus.kOptimal:  # pragma: no cover
+            raise RuntimeError(
+                "HiGHS failed on the dCE program: "
+                f"{h.modelStatusToString(h.getModelStatus())}"
+            )
+        fun = h.getInfo().objective_function_value
+        return fun, -np.asarray(h.getSolution().row_dual, dtype=np.float64)
 
 
 def _solve(split_row, split_bound, split_cost, supply, fixed, M):

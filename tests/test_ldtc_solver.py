@@ -1,0 +1,132 @@
+"""dCE's solver paths against linprog and the dense LP of the definition.
+
+``_solve_on_grid`` solves the flow program in one HiGHS model refined in
+place (warm starts after each cut); ``ldtc_core`` re-solves a repeated
+``(values, grid)`` with new masses from the last basis (``_Session``). Both
+must give the value of ``scipy.optimize.linprog`` on the same program
+(``_USE_LINPROG``), of the dense LP of Hu et al., Lemma 18
+(``reference.ldtc_dense_lp``), and potentials that certify it.
+"""
+
+import numpy as np
+import pytest
+
+import skcal.metrics._ldtc as ldtc_module
+from skcal import lower_distance_to_calibration
+from skcal._grouped import GroupedStatistic, binary_statistic, group
+
+from cases import random_case
+from reference import ldtc_dense_lp, ldtc_dual_objective
+
+pytestmark = pytest.mark.skipif(
+    ldtc_module._Highs is None, reason="SciPy without HiGHS's own binding: linprog only"
+)
+
+TOL = 1e-9  # both solve the same program to HiGHS's tolerances (1e-10)
+
+
+def _grid(rng):
+    kind = rng.integers(4)
+    if kind == 0:
+        return np.linspace(0, 1, int(rng.choice([1, 2, 5, 10, 37, 100])) + 1)
+    if kind == 1:
+        m = int(rng.integers(1, 60))
+        inner = np.sort(rng.choice(np.arange(1, 100), size=m, replace=False)) / 100
+        return np.concatenate([[0.0], inner, [1.0]])
+    if kind == 2:
+        inner = np.unique(rng.random(int(rng.integers(1, 30))))
+        return np.concatenate([[0.0], inner[(inner > 0) & (inner < 1)], [1.0]])
+    return np.array([0.0, 1.0])
+
+
+_REAL_SOLVE = ldtc_module._HighsProgram.solve
+
+
+def _counted(solves):
+    def counted(self):
+        solves.append(1)
+        return _REAL_SOLVE(self)
+
+    return counted
+
+
+def _linprog_value(values, mass0, mass1, u, monkeypatch):
+    with monkeypatch.context() as m:
+        m.setattr(ldtc_module, "_USE_LINPROG", True)
+        return ldtc_module._solve_on_grid(values, mass0, mass1, u)[0]
+
+
+def test_highs_program_matches_linprog_and_certifies(monkeypatch):
+    rng = np.random.default_rng(26)
+    n_cut = 0
+    for _ in range(300):
+        n = int(rng.choice([1, 2, 3, int(rng.integers(1, 80)), int(rng.integers(100, 3000))]))
+        y, p, w = random_case(rng, n)
+        if rng.random() < 0.2:
+            p = np.round(rng.random(n), 3)
+        g = group(y, p, w)
+        values, mass0, mass1 = g.values, g.weights - g.positives, g.positives
+        u = _grid(rng)
+        merge = int(rng.choice([0, 1, 4, 10**9]))
+        monkeypatch.setattr(ldtc_module, "_MERGE_ABOVE_COLUMNS_PER_POINT", merge)
+        solves = []
+        monkeypatch.setattr(ldtc_module._HighsProgram, "solve", _counted(solves))
+        value, psi = ldtc_module._solve_on_grid(values, mass0, mass1, u)
+        monkeypatch.setattr(ldtc_module._HighsProgram, "solve", _REAL_SOLVE)
+        n_cut += len(solves) > 1
+        assert value == pytest.approx(_linprog_value(values, mass0, mass1, u, monkeypatch),
+                                      abs=TOL)
+        # the potentials are dual feasible and meet the value (optimality)
+        assert np.all((1 - u) * psi[0] + u * psi[1] <= 1e-8)
+        assert ldtc_dual_objective(y, p, w, u, psi) == pytest.approx(value, abs=1e-8)
+        if n <= 40 and u.shape[0] <= 40:
+            assert value == pytest.approx(ldtc_dense_lp(y, p, w, u), abs=1e-7)
+    assert n_cut > 30  # the in-place refinement ran (warm-started re-solves)
+
+
+def test_session_matches_fresh_solves(monkeypatch):
+    # repeated calls on one (values, grid) with new masses, as the tester and
+    # the report's resamples make them: each equals a fresh linprog solve
+    rng = np.random.default_rng(23)
+    n_session = 0
+    for _ in range(40):
+        n = int(rng.choice([1, 2, int(rng.integers(1, 60)), int(rng.integers(100, 1500))]))
+        y, p, w = random_case(rng, n)
+        u = _grid(rng)
+        if 4 * np.unique(p).shape[0] < u.shape[0]:
+            u = np.linspace(0, 1, 11)
+        first = binary_statistic(y, p, w, rescale=True)
+        ldtc_module._last.key = ldtc_module._last.session = None  # a fresh start
+        for _draw in range(int(rng.integers(2, 8))):
+            kind = rng.integers(3)
+            weights = first.weights
+            if kind == 0:  # outcomes redrawn from the predictions
+                pos = weights * (rng.random(len(first)) < first.values)
+            elif kind == 1:  # Bayesian bootstrap weights
+                share = first.positives / np.where(weights > 0, weights, 1.0)
+                weights = weights * rng.exponential(size=len(first))
+                pos = weights * share
+            else:  # one class only
+                pos = weights * float(rng.integers(2))
+            G = GroupedStatistic(first.values, weights, pos)
+            value = ldtc_module.ldtc_core(G, u)
+            n_session += getattr(ldtc_module._last, "session", None) is not None
+            fresh = _linprog_value(G.values, G.weights - G.positives, G.positives, u,
+                                   monkeypatch)
+            assert value == pytest.approx(fresh, abs=TOL)
+    assert n_session > 60
+
+
+def test_session_is_not_used_for_other_predictions_or_grids():
+    rng = np.random.default_rng(1)
+    p = rng.random(50)
+    y = (rng.random(50) < p).astype(float)
+    a = lower_distance_to_calibration(y, p)
+    b = lower_distance_to_calibration(y, p)  # a session solve
+    assert ldtc_module._last.session is not None
+    assert a == pytest.approx(b, abs=TOL)
+    # another grid, then other predictions: each starts afresh and is right
+    for grid, q in [(10, p), (100, np.clip(p + 0.01, 0, 1)), (100, p)]:
+        value = lower_distance_to_calibration(y, q, grid=grid)
+        points = np.linspace(0, 1, grid + 1)
+        assert value == pytest.approx(ldtc_dense_lp(y, q, np.ones(50), points), abs=1e-7)
