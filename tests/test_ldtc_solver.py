@@ -121,12 +121,32 @@ def test_session_is_not_used_for_other_predictions_or_grids():
     rng = np.random.default_rng(1)
     p = rng.random(50)
     y = (rng.random(50) < p).astype(float)
-    a = lower_distance_to_calibration(y, p)
-    b = lower_distance_to_calibration(y, p)  # a session solve
+    w = np.ones(50)
+    ldtc_module._last.key = ldtc_module._last.session = None
+    u = np.linspace(0, 1, 101)
+    a = ldtc_module.ldtc_core(binary_statistic(y, p, w, rescale=True), u)
+    assert ldtc_module._last.session is None
+    b = ldtc_module.ldtc_core(binary_statistic(y, p, w, rescale=True), u)  # a session
     assert ldtc_module._last.session is not None
     assert a == pytest.approx(b, abs=TOL)
     # another grid, then other predictions: each starts afresh and is right
     for grid, q in [(10, p), (100, np.clip(p + 0.01, 0, 1)), (100, p)]:
-        value = lower_distance_to_calibration(y, q, grid=grid)
         points = np.linspace(0, 1, grid + 1)
-        assert value == pytest.approx(ldtc_dense_lp(y, q, np.ones(50), points), abs=1e-7)
+        value = ldtc_module.ldtc_core(binary_statistic(y, q, w, rescale=True), points)
+        assert value == pytest.approx(ldtc_dense_lp(y, q, w, points), abs=1e-7)
+
+
+def test_public_function_does_not_depend_on_the_calls_before_it():
+    # the public value is a fresh solve: equal bit for bit after resamples
+    rng = np.random.default_rng(4)
+    p = rng.random(300)
+    y = (rng.random(300) < p).astype(float)
+    first = lower_distance_to_calibration(y, p)
+    G = binary_statistic(y, p, np.ones(300), rescale=True)
+    for _ in range(3):
+        pos = G.weights * (rng.random(len(G)) < G.values)
+        ldtc_module.ldtc_core(GroupedStatistic(G.values, G.weights, pos), grid_points_100)
+    assert lower_distance_to_calibration(y, p) == first
+
+
+grid_points_100 = np.linspace(0, 1, 101)

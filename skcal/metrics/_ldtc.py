@@ -180,7 +180,10 @@ def lower_distance_to_calibration(
         labels=labels,
         rescale=True,
     )
-    value = ldtc_core(statistic, points)
+    # a fresh solve (never a _Session's): the value does not depend on the
+    # calls before it, bit for bit
+    wsum, wysum = statistic.weights, statistic.positives
+    value = _solve_on_sparse_grid(statistic.values, wsum - wysum, wysum, points)[0]
     if not (return_details or legacy):
         return value
     h = float(np.max(np.diff(points)))
@@ -200,7 +203,9 @@ def ldtc_core(statistic, points):
     A call on the same predictions and grid as the call before it (the
     resamples of the tester and of the report's intervals: only the masses
     change) re-solves the previous program from its optimal basis
-    (:class:`_Session`) instead of from scratch.
+    (:class:`_Session`) instead of from scratch: the value is the same to
+    solver tolerance (about 1e-15 here), not bit for bit, so this is for
+    resamples (``_grouped_core``), not for the public function.
     """
     values, wsum, wysum = statistic.values, statistic.weights, statistic.positives
     session = _session_for(values, points)
