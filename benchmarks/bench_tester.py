@@ -12,6 +12,13 @@ calibrated data sets (seeds) as median and maximum, with the resamples drawn.
 The old tester always draws 999 resamples and is timed once per n.
 
 Run: ``python benchmarks/bench_tester.py`` (about two minutes).
+
+``python benchmarks/bench_tester.py --dce-tolerant`` times only the dCE
+tolerant test (``measure="dce", tolerance=0.02``, 999 draws) at n = 2,000
+(target 0.5 s), before and after in one process: "before" solves every draw
+with a new ``scipy.optimize.linprog`` model (``_USE_LINPROG``, one column per
+prediction), "after" re-solves one HiGHS model from the previous draw's basis.
+Wall and CPU time are printed (CPU is what a loaded machine does not inflate).
 """
 
 import os
@@ -57,7 +64,30 @@ def row(n, data, version, seconds, draws, calibrated, note=""):
     )
 
 
+def dce_tolerant():
+    import skcal.metrics._ldtc as ldtc
+
+    n = 2000
+    rng = np.random.default_rng(0)
+    p = rng.random(n)
+    y = (rng.random(n) < p).astype(float)
+    print(f"dCE tolerant test, n = {n}, tolerance 0.02, target 0.5 s")
+    print(f"{'version':>8} {'wall s':>8} {'cpu s':>8} {'draws':>6} threshold min_epsilon")
+    for version, linprog, merge in [("before", True, 100), ("after", False, 0)]:
+        ldtc._USE_LINPROG, ldtc._MERGE_ABOVE_COLUMNS_PER_POINT = linprog, merge
+        cpu = time.process_time()
+        seconds, result = timed(
+            CalibrationTester(measure="dce", tolerance=0.02, random_state=0), y, p
+        )
+        cpu = time.process_time() - cpu
+        print(f"{version:>8} {seconds:>8.2f} {cpu:>8.2f} {result.n_resamples:>6} "
+              f"{result.threshold:.6f}  {result.min_epsilon:.6f}", flush=True)
+
+
 def main():
+    if "--dce-tolerant" in sys.argv:
+        dce_tolerant()
+        return
     print("numpy", np.__version__, "| python", sys.version.split()[0])
     np.show_runtime()
     Old = old_tester()
