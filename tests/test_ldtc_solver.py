@@ -150,3 +150,45 @@ def test_public_function_does_not_depend_on_the_calls_before_it():
 
 
 grid_points_100 = np.linspace(0, 1, 101)
+
+
+class _UnknownFirst:
+    """A HiGHS instance whose first verdict is 'unknown' (as scipy 1.10's
+    HiGHS can give at these tolerances): the program retries with presolve."""
+
+    def __init__(self, highs, log):
+        self._highs, self._log, self._runs = highs, log, 0
+
+    def run(self):
+        self._runs += 1
+        option = self._highs.getOptionValue("presolve")  # (status, value) or value
+        self._log.append(option[1] if isinstance(option, tuple) else option)
+        return self._highs.run()
+
+    def getModelStatus(self):
+        if self._runs == 1:
+            return ldtc_module._HighsModelStatus.kUnknown
+        return self._highs.getModelStatus()
+
+    def __getattr__(self, name):
+        return getattr(self._highs, name)
+
+
+def test_highs_program_retries_an_unknown_verdict_with_presolve(monkeypatch):
+    log = []
+    real_init = ldtc_module._HighsProgram.__init__
+
+    def init(self, *args):
+        real_init(self, *args)
+        self.highs = _UnknownFirst(self.highs, log)
+
+    monkeypatch.setattr(ldtc_module._HighsProgram, "__init__", init)
+    rng = np.random.default_rng(9)
+    for _ in range(10):
+        y, p, w = random_case(rng, int(rng.integers(1, 40)))
+        u = np.linspace(0, 1, 11)
+        g = group(y, p, w)
+        value = ldtc_module._solve_on_grid(g.values, g.weights - g.positives,
+                                           g.positives, u)[0]
+        assert value == pytest.approx(ldtc_dense_lp(y, p, w, u), abs=1e-7)
+    assert log.count("on") > 0 and log.count("off") >= log.count("on")

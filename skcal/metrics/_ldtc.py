@@ -16,6 +16,12 @@ try:  # SciPy >= 1.15 ships HiGHS's own Python binding (private module)
     from scipy.optimize._highspy._core import kHighsInf as _HIGHS_INF
 except ImportError:  # pragma: no cover - older SciPy: linprog for every solve
     _Highs = None
+if _Highs is not None and not all(  # a private binding: check what is used
+    hasattr(_Highs, name)
+    for name in ("addCols", "changeColsBounds", "changeRowBounds", "getInfo",
+                 "getModelStatus", "getSolution", "passModel", "run", "setOptionValue")
+):  # pragma: no cover
+    _Highs = None
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels import _ldtc
