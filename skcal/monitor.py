@@ -15,7 +15,6 @@ import numbers
 import numpy as np
 
 from ._eprocess import DEFAULT_RESTART, DEFAULT_SCALES, BettingEProcess
-from ._reliability import import_pyplot
 from ._validation import check_binary_calibration_input, resolve_labels
 
 __all__ = ["CalibrationMonitor"]
@@ -286,6 +285,8 @@ class CalibrationMonitor:
     def plot(self, ax=None):
         """Draw the e-process against rows seen, with the alarm line ``1/alpha``.
 
+        Needs matplotlib; see :class:`skcal.CalibrationMonitorDisplay`.
+
         Parameters
         ----------
         ax : matplotlib Axes, default=None
@@ -293,23 +294,8 @@ class CalibrationMonitor:
 
         Returns
         -------
-        ax : matplotlib Axes
+        display : CalibrationMonitorDisplay
         """
-        if not hasattr(self, "_process"):
-            raise ValueError(
-                "This CalibrationMonitor has seen no data yet; call update() first."
-            )
-        plt = import_pyplot("CalibrationMonitor.plot")
-        if ax is None:
-            _, ax = plt.subplots()
-        h = self.history_
-        ax.step(h[:, 0], h[:, 1], where="post", label="e-value")
-        ax.axhline(1.0 / self.alpha, color="C3", linestyle="--",
-                   label=f"alarm line 1/alpha = {1.0 / self.alpha:g}")
-        if self.alarm_at_ is not None:
-            ax.axvline(self.alarm_at_, color="C3", alpha=0.4, label="alarm")
-        ax.set_yscale("log")
-        ax.set_xlabel("rows seen" if self.n_seen_ == self.n_rows_ else "weight seen")
-        ax.set_ylabel("e-value (test martingale)")
-        ax.legend()
-        return ax
+        from .display import CalibrationMonitorDisplay
+
+        return CalibrationMonitorDisplay.from_monitor(self, ax=ax)

@@ -1025,20 +1025,21 @@ callable, default=None
     def plot_history(self, ax=None):
         """Draw UC and Brier score after each patch (needs matplotlib).
 
-        See :func:`skcal.plot_patching_history`.
+        See :class:`skcal.PatchingHistoryDisplay`.
 
         Parameters
         ----------
         ax : matplotlib Axes, default=None
+            Axes for UC; a new figure when None.
 
         Returns
         -------
-        ax : matplotlib Axes
+        display : PatchingHistoryDisplay
         """
         check_is_fitted(self)
-        from .._reliability import plot_patching_history
+        from ..display import PatchingHistoryDisplay
 
-        return plot_patching_history(self, ax=ax)
+        return PatchingHistoryDisplay.from_recalibrator(self, ax=ax)
 
     def transform(self, X):
         """Replay the patches on predicted probabilities.
