@@ -281,14 +281,14 @@ def test_labels():
 
 
 @pytest.mark.parametrize(
-    "y_true, y_proba, kwargs, error, match",
+    "y_true, y_prob, kwargs, error, match",
     [
         ([0, 1], [[0.5, 0.6], [0.5, 0.5]], {}, ValueError, "row 0 sums to"),
         ([0, 1], [[-0.5, 1.5], [0.5, 0.5]], {}, ValueError, "outside \\[0, 1\\]"),
         ([0, 1], [[np.nan, 1.0], [0.5, 0.5]], {}, ValueError, "NaN"),
         ([0, 1], [1.5, 0.5], {}, ValueError, "outside"),
         ([0, 1], [[0.5], [0.5]], {}, ValueError, "single column"),
-        ([0, 1], np.full((2, 2, 2), 0.5), {}, ValueError, "y_proba"),
+        ([0, 1], np.full((2, 2, 2), 0.5), {}, ValueError, "y_prob"),
         ([0, 1, 1], [[0.5, 0.5], [0.5, 0.5]], {}, ValueError, "inconsistent"),
         ([], np.empty((0, 2)), {}, ValueError, "empty"),
         ([0, 1], [[0.5, 0.5]] * 2, {"utility": "nope"}, ValueError, "Unknown utility"),
@@ -301,9 +301,9 @@ def test_labels():
         ([0, 1], [[0.5, 0.5]] * 2, {"sample_weight": [1]}, ValueError, "sample_weight"),
     ],
 )
-def test_bad_input(y_true, y_proba, kwargs, error, match):
+def test_bad_input(y_true, y_prob, kwargs, error, match):
     with pytest.raises(error, match=match):
-        utility_calibration_error(y_true, y_proba, **kwargs)
+        utility_calibration_error(y_true, y_prob, **kwargs)
 
 
 def test_inputs_not_mutated():
@@ -397,7 +397,7 @@ def test_ecdf_of_finite_family_and_errors():
 
 def test_label_errors_name_y_proba():
     P = [[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]
-    with pytest.raises(ValueError, match="labels has 2 entries but y_proba has 3"):
+    with pytest.raises(ValueError, match="labels has 2 entries but y_prob has 3"):
         utility_calibration_error([0, 1], P, labels=[0, 1])
-    with pytest.raises(ValueError, match="y_proba has 3 columns, so the class"):
+    with pytest.raises(ValueError, match="y_prob has 3 columns, so the class"):
         utility_calibration_error(["a", "b"], P)

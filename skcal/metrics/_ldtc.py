@@ -10,7 +10,6 @@ from sklearn.utils import Bunch
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels import _ldtc
 from .._validation import check_size
-from ._common import legacy_details_flag
 
 __all__ = ["grid_points", "ldtc_core", "lower_distance_to_calibration"]
 
@@ -46,7 +45,6 @@ def lower_distance_to_calibration(
     labels=None,
     grid=100,
     return_details=False,
-    return_bound=False,
 ):
     """Lower distance to calibration (LDTC, dCE), exact on a grid.
 
@@ -66,8 +64,8 @@ def lower_distance_to_calibration(
 
         dCE(D) <= value <= dCE(D) + h,
 
-    so the true dCE lies in ``[value - h, value]``; ``return_bound=True``
-    returns that interval.
+    so the true dCE lies in ``[value - h, value]``; ``return_details=True``
+    returns that interval (``details.bound``).
 
     ``dCE^U`` is the linear program of Hu et al., Lemma 18 over the couplings
     ``Pi(u, v, y)``, ``2 |U| K`` variables for ``K`` distinct predictions.
@@ -121,8 +119,6 @@ def lower_distance_to_calibration(
     return_details : bool, default=False
         Also return the interval ``(value - h, value)`` (lower end clipped at
         0) that contains the exact dCE, ``h`` the largest gap of the grid.
-    return_bound : bool, default=False
-        Deprecated: use ``return_details``. Returns ``(value, bound)``.
 
     Returns
     -------
@@ -155,7 +151,6 @@ def lower_distance_to_calibration(
     >>> round(value, 6), round(lower, 6), round(upper, 6)
     (0.071667, 0.061667, 0.071667)
     """
-    legacy = legacy_details_flag("return_bound", return_bound)
     points = grid_points(grid)
     statistic = binary_statistic(
         y_true,
@@ -167,12 +162,10 @@ def lower_distance_to_calibration(
         rescale=True,
     )
     value = ldtc_core(statistic, points)
-    if not (return_details or legacy):
+    if not return_details:
         return value
     h = float(np.max(np.diff(points)))
     bound = (max(value - h, 0.0), value)
-    if legacy:
-        return value, bound
     details = Bunch(bound=bound)
     error_bound = sketch_error_bound(y_true, "lower_distance_to_calibration")
     if error_bound is not None:
