@@ -160,14 +160,20 @@ class _CalibrationMeasure(BaseEstimator):
         Parameters
         ----------
         y_true : array-like of shape (n_samples,), a calibration sketch or Dask input
+            Observed labels, or a calibration sketch (then ``y_prob`` and
+            ``sample_weight`` are None) or Dask input.
         y_prob : array-like of shape (n_samples,) or (n_samples, n_classes)
+            Predicted probabilities.
         sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows; equal weights when None.
         confidence : float, default=0.95
             Coverage probability, strictly between 0 and 1.
         method : {"auto", "bootstrap", "analytic", "scdl-bound"}, default="auto"
+            How the interval is computed (see above).
         n_resamples : int, default=200
             Bootstrap resamples (at least 20).
         random_state : int, RandomState instance or None, default=None
+            Seeds the resampling.
 
         Returns
         -------
@@ -226,7 +232,10 @@ class SmoothCalibrationError(_CalibrationMeasure):
     Parameters
     ----------
     pos_label : int, float, bool or str, default=None
+        The positive class of binary ``y_true``, as in :mod:`sklearn.metrics`.
     multiclass : {"top-label", "raise"}, default="top-label"
+        ``predict_proba`` output of more than two columns is measured for
+        top-label calibration, or raises a ValueError.
     labels : array-like of shape (n_classes,), default=None
         The class of each ``predict_proba`` column; the scorer fills it from
         the estimator's ``classes_`` when None.
@@ -269,7 +278,10 @@ class CutoffCalibrationError(_CalibrationMeasure):
     Parameters
     ----------
     pos_label : int, float, bool or str, default=None
+        The positive class of binary ``y_true``, as in :mod:`sklearn.metrics`.
     multiclass : {"top-label", "raise"}, default="top-label"
+        ``predict_proba`` output of more than two columns is measured for
+        top-label calibration, or raises a ValueError.
     labels : array-like of shape (n_classes,), default=None
         The class of each ``predict_proba`` column; the scorer fills it from
         the estimator's ``classes_`` when None.
@@ -314,7 +326,10 @@ class SoftBinnedCDL(_CalibrationMeasure):
     m : int or None, default=None
         None for the self-balancing SCDL; an integer for ``SCDL_m``.
     pos_label : int, float, bool or str, default=None
+        The positive class of binary ``y_true``, as in :mod:`sklearn.metrics`.
     multiclass : {"top-label", "raise"}, default="top-label"
+        ``predict_proba`` output of more than two columns is measured for
+        top-label calibration, or raises a ValueError.
     labels : array-like of shape (n_classes,), default=None
         The class of each ``predict_proba`` column; the scorer fills it from
         the estimator's ``classes_`` when None.
@@ -353,7 +368,10 @@ class CalibrationDecisionLoss(_CalibrationMeasure):
     Parameters
     ----------
     pos_label : int, float, bool or str, default=None
+        The positive class of binary ``y_true``, as in :mod:`sklearn.metrics`.
     multiclass : {"top-label", "raise"}, default="top-label"
+        ``predict_proba`` output of more than two columns is measured for
+        top-label calibration, or raises a ValueError.
     labels : array-like of shape (n_classes,), default=None
         The class of each ``predict_proba`` column; the scorer fills it from
         the estimator's ``classes_`` when None.
@@ -389,10 +407,17 @@ class BinnedECE(_CalibrationMeasure):
     Parameters
     ----------
     n_bins : int, default=15
+        Number of bins.
     strategy : {"uniform", "quantile"}, default="uniform"
+        Bins of equal width, or of equal weight (quantiles of the predictions).
     norm : {"l1", "l2", "max"}, default="l1"
+        How the bins' gaps are combined: weighted mean of absolute values,
+        root mean square, or maximum.
     pos_label : int, float, bool or str, default=None
+        The positive class of binary ``y_true``, as in :mod:`sklearn.metrics`.
     multiclass : {"top-label", "raise"}, default="top-label"
+        ``predict_proba`` output of more than two columns is measured for
+        top-label calibration, or raises a ValueError.
     labels : array-like of shape (n_classes,), default=None
         The class of each ``predict_proba`` column; the scorer fills it from
         the estimator's ``classes_`` when None.
@@ -444,7 +469,10 @@ class LowerDistanceToCalibration(_CalibrationMeasure):
     grid : int or array-like, default=100
         The grid of calibrated values (``100`` is spacing ``h = 0.01``).
     pos_label : int, float, bool or str, default=None
+        The positive class of binary ``y_true``, as in :mod:`sklearn.metrics`.
     multiclass : {"top-label", "raise"}, default="top-label"
+        ``predict_proba`` output of more than two columns is measured for
+        top-label calibration, or raises a ValueError.
     labels : array-like of shape (n_classes,), default=None
         The class of each ``predict_proba`` column; the scorer fills it from
         the estimator's ``classes_`` when None.

@@ -109,8 +109,8 @@ class CalibrationMonitor:
 
     See Also
     --------
-    CalibrationTester : one test on one fixed sample.
-    CalibrationSketch : the measures of everything seen, mergeable.
+    CalibrationTester : One test on one fixed sample.
+    CalibrationSketch : The measures of everything seen, mergeable.
 
     Notes
     -----
@@ -208,6 +208,7 @@ class CalibrationMonitor:
         Returns
         -------
         self : CalibrationMonitor
+            The monitor itself.
         """
         self._check_params()
         self._process = BettingEProcess(1, _METHODS[self.method], DEFAULT_RESTART)
@@ -261,6 +262,7 @@ class CalibrationMonitor:
         Returns
         -------
         self : CalibrationMonitor
+            The monitor itself.
         """
         if not hasattr(self, "_process"):
             self.reset()
@@ -295,6 +297,7 @@ class CalibrationMonitor:
         Returns
         -------
         display : CalibrationMonitorDisplay
+            The display, drawn.
         """
         from .display import CalibrationMonitorDisplay
 

@@ -83,8 +83,8 @@ class RoundedResponseClassifier(HeldOutProbaMetaEstimator):
 
     See Also
     --------
-    SCDLRounding : the rounding alone, for predictions you already have.
-    DecisionTask : best responses and swap regret.
+    SCDLRounding : The rounding alone, for predictions you already have.
+    DecisionTask : Best responses and swap regret.
 
     Examples
     --------
@@ -158,6 +158,7 @@ class RoundedResponseClassifier(HeldOutProbaMetaEstimator):
         Returns
         -------
         self : RoundedResponseClassifier
+            The estimator itself.
         """
         # Parameters first (_fit_context checked the declared constraints):
         # the base estimator's fits can be expensive.
@@ -227,10 +228,12 @@ class RoundedResponseClassifier(HeldOutProbaMetaEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input samples, in any form the base estimator accepts.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, 2)
+            The base estimator's class probabilities.
         """
         check_is_fitted(self)
         return self.estimator_.predict_proba(X)
@@ -241,6 +244,7 @@ class RoundedResponseClassifier(HeldOutProbaMetaEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input samples, in any form the base estimator accepts.
 
         Returns
         -------
@@ -257,6 +261,7 @@ class RoundedResponseClassifier(HeldOutProbaMetaEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input samples, in any form the base estimator accepts.
 
         Returns
         -------
@@ -279,10 +284,12 @@ class RoundedResponseClassifier(HeldOutProbaMetaEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input samples, in any form the base estimator accepts.
 
         Returns
         -------
         action_proba : ndarray of shape (n_samples, n_actions)
+            Probability of each action for each sample.
         """
         check_is_fitted(self)
         lower, upper, prob_upper = self.rounding_.rounding_distribution(
@@ -306,13 +313,16 @@ class RoundedResponseClassifier(HeldOutProbaMetaEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input samples, in any form the base estimator accepts.
         y : array-like of shape (n_samples,)
             Class labels (among ``classes_``).
         sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows; equal weights when None.
 
         Returns
         -------
         score : float
+            Mean utility of the response on ``(X, y)``.
         """
         action_proba = self.predict_action_proba(X)
         y = column_or_1d(y, warn=False)

@@ -148,9 +148,9 @@ class SCDLRounding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     See Also
     --------
-    RoundedResponseClassifier : fits this on held-out predictions of a
+    RoundedResponseClassifier : Fits this on held-out predictions of a
         classifier and acts for a decision task.
-    skcal.soft_binned_cdl : the measure behind the choice of ``m``.
+    skcal.soft_binned_cdl : The measure behind the choice of ``m``.
 
     Notes
     -----
@@ -201,6 +201,7 @@ class SCDLRounding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Returns
         -------
         self : SCDLRounding
+            The estimator itself.
         """
         m = check_m(self)
         rounding = self.rounding
@@ -251,6 +252,8 @@ class SCDLRounding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Returns
         -------
         lower, upper, prob_upper : ndarray of shape (n_samples,)
+            The grid points below and above each prediction, and the
+            probability of rounding up to ``upper`` (Definition 4.1).
         """
         check_is_fitted(self)
         return self._distribution(self._check_prob(X)[0])

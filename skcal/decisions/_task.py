@@ -34,7 +34,7 @@ class DecisionTask:
 
     See Also
     --------
-    RoundedResponseClassifier : act on a classifier's predictions for a task
+    RoundedResponseClassifier : Act on a classifier's predictions for a task
         with a swap-regret guarantee.
 
     Examples
@@ -105,7 +105,8 @@ class DecisionTask:
         Returns
         -------
         utility : ndarray of shape (n_samples, n_actions), or (n_actions,)
-            for a scalar ``p``.
+            The expected utility of each action at each prediction; of shape
+            ``(n_actions,)`` for a scalar ``p``.
         """
         P, scalar = self._check_p(p)
         values = P @ self.utility.T

@@ -83,6 +83,12 @@ class ReliabilityDisplay:
         ``"smce"``: ``(points, witness)``.
     estimator_name : str, default=None
         Name of the model, for the legend.
+    band_level : float, default=0.95
+        Central probability the band covers at each bin, for its legend entry.
+    top_label : bool, default=False
+        Whether the predictions are top-label confidences (axis labels).
+    weighted : bool, default=False
+        Whether the rows have unequal weights (the histogram's axis label).
 
     Attributes
     ----------

@@ -16,7 +16,7 @@ def _check_params(n_utilities, name):
 
 
 class UtilityCalibrationDisplay:
-    """eCDF of the utility calibration error over a family of utilities.
+    """Empirical CDF of the utility calibration error over a family of utilities.
 
     Section 4 (Figure 1) of Hegazy, Jordan and Dieuleveut, *Scalable
     Utility-Aware Multiclass Calibration*: for utilities ``u_1, ..., u_M`` drawn
@@ -132,23 +132,30 @@ class UtilityCalibrationDisplay:
         Parameters
         ----------
         y_true : array-like of shape (n_samples,)
+            Observed labels.
         y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Predicted probabilities.
         family : {"linear", "rank"}, sampled or finite family, default="linear"
             See :func:`skcal.utility_calibration_ecdf`.
         n_utilities : int, default=None
             Utilities drawn from a continuous family (1500 when None).
         random_state : int, RandomState instance or None, default=None
+            Seeds the draws of utilities from a continuous family.
         sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows; equal weights when None.
         labels : array-like of shape (n_classes,), default=None
+            The class of each column of ``y_prob``.
         name : str, default=None
             Legend entry.
         ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
         **kwargs : dict
             Passed to ``matplotlib.axes.Axes.step``.
 
         Returns
         -------
         display : UtilityCalibrationDisplay
+            The display, drawn.
         """
         import_pyplot(f"{cls.__name__}.from_predictions")
         _check_params(n_utilities, name)
@@ -188,21 +195,30 @@ class UtilityCalibrationDisplay:
         Parameters
         ----------
         estimator : fitted classifier with ``predict_proba``
+            The model whose predictions are measured.
         X : array-like of shape (n_samples, n_features)
+            Input samples, in any form the base estimator accepts.
         y : array-like of shape (n_samples,)
+            Observed labels.
         family : {"linear", "rank"}, sampled or finite family, default="linear"
+            The utilities, as for :meth:`from_predictions`.
         n_utilities : int, default=None
+            Utilities drawn from a continuous family (1500 when None).
         random_state : int, RandomState instance or None, default=None
+            Seeds the draws of utilities from a continuous family.
         sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows; equal weights when None.
         name : str, default=None
             Legend entry; the estimator's class name when None.
         ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
         **kwargs : dict
             Passed to ``matplotlib.axes.Axes.step``.
 
         Returns
         -------
         display : UtilityCalibrationDisplay
+            The display, drawn.
         """
         import_pyplot(f"{cls.__name__}.from_estimator")
         _check_params(n_utilities, name)

@@ -93,8 +93,8 @@ class OnlineRecalibratedClassifier(HeldOutProbaMetaEstimator):
 
     See Also
     --------
-    OnlineMSRForecaster : the forecaster each bucket runs.
-    RecalibratedClassifier : batch recalibration on held-out probabilities.
+    OnlineMSRForecaster : The forecaster each bucket runs.
+    RecalibratedClassifier : Batch recalibration on held-out probabilities.
 
     References
     ----------
@@ -183,12 +183,14 @@ class OnlineRecalibratedClassifier(HeldOutProbaMetaEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input samples, in any form the base estimator accepts.
         y : array-like of shape (n_samples,)
             Binary labels, played in this order.
 
         Returns
         -------
         self : OnlineRecalibratedClassifier
+            The estimator itself.
         """
         for name in ("estimator_", "classes_", "forecasters_", "n_samples_seen_"):
             self.__dict__.pop(name, None)
@@ -201,6 +203,7 @@ class OnlineRecalibratedClassifier(HeldOutProbaMetaEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input samples, in any form the base estimator accepts.
         y : array-like of shape (n_samples,)
             Binary labels.
         classes : array-like of shape (2,), default=None
@@ -210,6 +213,7 @@ class OnlineRecalibratedClassifier(HeldOutProbaMetaEstimator):
         Returns
         -------
         self : OnlineRecalibratedClassifier
+            The estimator itself.
         """
         first = not hasattr(self, "forecasters_")
         y = column_or_1d(y, warn=True)
@@ -303,6 +307,7 @@ class OnlineRecalibratedClassifier(HeldOutProbaMetaEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input samples, in any form the base estimator accepts.
 
         Returns
         -------
@@ -327,6 +332,7 @@ class OnlineRecalibratedClassifier(HeldOutProbaMetaEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input samples, in any form the base estimator accepts.
 
         Returns
         -------
@@ -348,10 +354,12 @@ class OnlineRecalibratedClassifier(HeldOutProbaMetaEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input samples, in any form the base estimator accepts.
 
         Returns
         -------
         labels : ndarray of shape (n_samples,)
+            Predicted class of each sample.
         """
         proba = self.predict_proba(X)
         return self.classes_[(proba[:, 1] > proba[:, 0]).astype(np.intp)]

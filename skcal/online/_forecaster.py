@@ -105,8 +105,8 @@ class OnlineMSRForecaster(BaseEstimator):
 
     See Also
     --------
-    maximum_swap_regret : the measure whose growth the forecaster controls.
-    OnlineRecalibratedClassifier : one forecaster per bucket of a model's score.
+    maximum_swap_regret : The measure whose growth the forecaster controls.
+    OnlineRecalibratedClassifier : One forecaster per bucket of a model's score.
 
     References
     ----------
@@ -257,6 +257,7 @@ class OnlineMSRForecaster(BaseEstimator):
         Returns
         -------
         self : OnlineMSRForecaster
+            The estimator itself.
         """
         y = check_outcome(y)
         if getattr(self, "_pending", None) is None:

@@ -281,9 +281,9 @@ callable, default=None
 
     See Also
     --------
-    RecalibratedClassifier : fit a classifier and this recalibrator on its
+    RecalibratedClassifier : Fit a classifier and this recalibrator on its
         out-of-fold probabilities.
-    skcal.utility_calibration_error : the audit.
+    skcal.utility_calibration_error : The audit.
 
     Notes
     -----
@@ -427,6 +427,7 @@ callable, default=None
         Returns
         -------
         self : UtilityPatchingRecalibrator
+            The estimator itself.
         """
         self._fit(X, y, sample_weight)
         return self
@@ -440,12 +441,16 @@ callable, default=None
         Parameters
         ----------
         X : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Predicted probabilities, as for :meth:`fit`.
         y : array-like of shape (n_samples,)
+            Observed classes, as for :meth:`fit`.
         sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows; equal weights when None.
 
         Returns
         -------
         X_new : ndarray of the shape of ``X``
+            The patched predictions.
         """
         if self.init is not None:
             # the patches were fitted on cross-fitted starts: replay them
@@ -731,6 +736,7 @@ callable, default=None
         Returns
         -------
         display : PatchingHistoryDisplay
+            The display, drawn.
         """
         check_is_fitted(self)
         from ..display import PatchingHistoryDisplay
@@ -776,6 +782,7 @@ callable, default=None
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            The recalibrated class probabilities.
         """
         P_new = self.transform(X)
         if P_new.ndim == 1:
