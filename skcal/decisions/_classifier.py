@@ -50,8 +50,8 @@ class RoundedResponseClassifier(HeldOutProbaMetaEstimator):
     task : DecisionTask or array-like of shape (n_actions, 2)
         The decision task; outcome 0 is ``classes_[0]``, outcome 1 is
         ``classes_[1]``.
-    m : "auto" or int, default="auto"
-        Grid size, see :class:`SCDLRounding`.
+    m : "auto", None or int, default="auto"
+        Grid size, see :class:`SCDLRounding` (None means ``"auto"``).
     rounding : {"random", "floor"}, default="random"
         Randomized rounding (Definition 4.1) or the deterministic hard-binned
         variant, see :class:`SCDLRounding`.

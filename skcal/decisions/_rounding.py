@@ -21,19 +21,25 @@ _ROUNDING_OPTIONS = ("random", "floor")
 # the start of fit); a boolean m, which it would take for the integer 1, is
 # refused separately
 ROUNDING_CONSTRAINTS = {
-    "m": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
+    "m": [
+        StrOptions({"auto"}),
+        Interval(numbers.Integral, 1, None, closed="left"),
+        None,
+    ],
     "rounding": [StrOptions(set(_ROUNDING_OPTIONS))],
     "random_state": ["random_state"],
 }
 
 
 def check_m(owner):
+    """``owner.m`` checked: ``"auto"`` (None means the same) or an int."""
     if isinstance(owner.m, (bool, np.bool_)):
         raise ValueError(
             f"The 'm' parameter of {type(owner).__name__} must be a str among "
-            f"{{'auto'}} or an int in the range [1, inf). Got {owner.m!r} instead."
+            f"{{'auto'}}, None or an int in the range [1, inf). Got {owner.m!r} instead."
         )
-    return owner.m if owner.m == "auto" else int(owner.m)
+    # None is "auto", as soft_binned_cdl's m=None is the self-balancing m*
+    return "auto" if owner.m is None or owner.m == "auto" else int(owner.m)
 
 
 def _floor_to_grid(p, m):
@@ -101,8 +107,9 @@ class SCDLRounding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    m : "auto" or int, default="auto"
-        Grid size. ``"auto"``: the ``m*`` of Lemma 3.3. An integer
+    m : "auto", None or int, default="auto"
+        Grid size. ``"auto"`` (or None, which means the same, as for
+        :func:`skcal.soft_binned_cdl`): the ``m*`` of Lemma 3.3. An integer
         ``1 <= m <= 2**40`` is used as given (the bound ``2 SCDL_m + 2/m`` of
         Lemma 4.3 holds for every ``m``, not only powers of two).
     rounding : {"random", "floor"}, default="random"

@@ -15,9 +15,12 @@ from decisions_helpers import (
 )
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
 
 from skcal import (
     DecisionTask,
+    RoundedResponseClassifier,
     SCDLRounding,
     calibration_decision_loss,
     soft_binned_cdl,
@@ -369,3 +372,22 @@ def test_rounding_removes_the_regret_of_example_2():
     assert rounded <= fitted.swap_regret_bound_ < raw / 4
 
 
+
+
+@pytest.mark.parametrize("rounding", ["random", "floor"])
+def test_m_none_means_auto(rounding):
+    # None and "auto" mean the same, as soft_binned_cdl's m=None is its m*
+    rng = np.random.RandomState(3)
+    p, y = simulate(rng, 500, MISCALIBRATIONS["squared"])
+    auto = SCDLRounding(m="auto", rounding=rounding, random_state=0).fit(p, y)
+    none = SCDLRounding(m=None, rounding=rounding, random_state=0).fit(p, y)
+    assert (none.m_, none.scdl_, none.swap_regret_bound_) == (
+        auto.m_, auto.scdl_, auto.swap_regret_bound_
+    )
+    assert_array_equal(none.transform(p), auto.transform(p))
+    X, labels = make_classification(n_samples=300, random_state=0)
+    task = DecisionTask([[1.0, 0.0], [0.5, 1.0]])
+    clf = RoundedResponseClassifier(LogisticRegression(), task, m=None).fit(X, labels)
+    assert clf.m_ == RoundedResponseClassifier(
+        LogisticRegression(), task
+    ).fit(X, labels).m_
