@@ -86,7 +86,7 @@ class ClassWiseReliabilityDisplay:
             _, axes = plt.subplots(
                 n_rows,
                 n_cols,
-                figsize=(5.8 * n_cols, 6.2 * n_rows),
+                figsize=(5.8 * n_cols, 7.2 * n_rows),
                 gridspec_kw={"wspace": 0.45, "hspace": 0.3},
                 squeeze=False,
             )
