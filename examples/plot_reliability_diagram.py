@@ -5,7 +5,7 @@ Reliability diagrams with the measures drawn in
 A logistic regression and a Gaussian naive Bayes model are fitted on half of
 scikit-learn's bundled breast cancer data and their held-out predicted
 probabilities are drawn side by side with
-:class:`~skcal._reliability.ReliabilityDisplay`.
+:class:`~skcal.ReliabilityDisplay`.
 
 Each diagram shows the binned reliability curve (equal-weight bins), the
 band a perfectly calibrated model would stay in at each bin with this many
@@ -30,7 +30,7 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from skcal._reliability import ReliabilityDisplay
+from skcal import ReliabilityDisplay
 
 X, y = load_breast_cancer(return_X_y=True)
 X_train, X_test, y_train, y_test = train_test_split(

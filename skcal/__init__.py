@@ -1,15 +1,16 @@
 """skcal: exact, fast calibration measures, tests and recalibrators for scikit-learn."""
 
 from ._dask import dask_sketch
-from ._plotting import UtilityCalibrationDisplay
-from ._reliability import (
-    ReliabilityDisplay,
-    plot_classwise_reliability,
-    plot_patching_history,
-    plot_test_result,
-)
 from ._version import __version__
 from .decisions import DecisionTask, RoundedResponseClassifier, SCDLRounding
+from .display import (
+    CalibrationMonitorDisplay,
+    CalibrationTestDisplay,
+    ClassWiseReliabilityDisplay,
+    PatchingHistoryDisplay,
+    ReliabilityDisplay,
+    UtilityCalibrationDisplay,
+)
 from .measures import (
     BinnedECE,
     CalibrationDecisionLoss,
@@ -93,9 +94,10 @@ __all__ = [
     "utility_calibration_ecdf",
     "UtilityCalibrationDisplay",
     "ReliabilityDisplay",
-    "plot_classwise_reliability",
-    "plot_patching_history",
-    "plot_test_result",
+    "ClassWiseReliabilityDisplay",
+    "CalibrationTestDisplay",
+    "PatchingHistoryDisplay",
+    "CalibrationMonitorDisplay",
     "Utility",
     "TopClass",
     "ClassWise",

@@ -26,10 +26,30 @@ from sklearn.utils.validation import has_fit_parameter
 
 from ._compat import _raise_for_params, _routing_enabled
 
-__all__ = []
+__all__ = ["HeldOutProbaMetaEstimator", "check_cv_param"]
 
 
-class _HeldOutProbaMetaEstimator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+def check_cv_param(cv):
+    """Refuse a string ``cv`` (``"prefit"`` above all) with the way to do it.
+
+    Nothing was released with ``cv="prefit"``: a fitted classifier is used as
+    is by wrapping it in :class:`~sklearn.frozen.FrozenEstimator`, the one
+    way, as in scikit-learn 1.6's own ``CalibratedClassifierCV``.
+    """
+    if isinstance(cv, str):
+        raise ValueError(
+            "cv must be an int, a cross-validation generator, an iterable or None, "
+            f"got {cv!r}"
+            + (
+                "; to use a fitted estimator as is, wrap it in "
+                "sklearn.frozen.FrozenEstimator."
+                if cv == "prefit"
+                else "."
+            )
+        )
+
+
+class HeldOutProbaMetaEstimator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Fit a base classifier and get its held-out probabilities.
 
     Subclasses define ``_base()`` (the unfitted or frozen base estimator) and

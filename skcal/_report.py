@@ -567,7 +567,8 @@ def render_html(
     ``band=False`` leaves out the reliability diagram's band (for grouped
     rows, whose weights are not the rows' own).
     """
-    from ._reliability import ReliabilityDisplay, import_pyplot, plot_test_result
+    from ._pyplot import import_pyplot
+    from .display import CalibrationTestDisplay, ReliabilityDisplay
 
     plt = import_pyplot("skcal report --html")
     images = []
@@ -581,8 +582,8 @@ def render_html(
             **({} if band else {"n_resamples": 0}),
         )
         images.append(("Reliability diagram", _png(display.figure_)))
-        ax = plot_test_result(summary["_tester"])
-        images.append(("Calibration test", _png(ax.figure)))
+        test = CalibrationTestDisplay.from_tester(summary["_tester"])
+        images.append(("Calibration test", _png(test.figure_)))
     finally:
         plt.close("all")
     rows = []

@@ -7,8 +7,8 @@ Each class holds a measure's options (so ``get_params``, ``set_params``,
 :mod:`skcal.metrics`; these classes only forward their options.
 """
 
+import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils import Bunch
 
 from . import metrics
 from ._scorer import CalibrationScorer
@@ -72,49 +72,47 @@ class _CalibrationMeasure(BaseEstimator):
     def _function(self):
         return getattr(metrics, self._function_name)
 
-    def __call__(self, y_true, y_prob=None, sample_weight=None):
+    def __call__(self, y_true, y_prob=None, sample_weight=None, *, return_details=False):
         """Value of the measure on ``(y_true, y_prob)``.
 
         Parameters
         ----------
         y_true : array-like of shape (n_samples,), or a calibration sketch
-            (then ``y_prob`` and ``sample_weight`` are None; binary measures)
+            Observed labels; a sketch for the binary measures (then
+            ``y_prob`` and ``sample_weight`` are None).
         y_prob : array-like of shape (n_samples,) or (n_samples, n_classes)
+            Predicted probabilities.
         sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows; equal weights when None.
+        return_details : bool, default=False
+            Also return what the measure can report about the value, as the
+            function does with ``return_details=True``.
 
         Returns
         -------
         value : float
+            The measure.
+        details : sklearn.utils.Bunch
+            Only with ``return_details=True``: the function's details (see
+            its documentation for what each one reports).
         """
+        if not isinstance(return_details, (bool, np.bool_)):
+            raise TypeError(
+                f"return_details must be True or False, got {return_details!r}."
+            )
+        if return_details:
+            return self._call(y_true, y_prob, sample_weight, return_details=True)
         return self._call(y_true, y_prob, sample_weight)
 
     def _call(self, y_true, y_prob, sample_weight, **extra):
-        """The function on these arguments; its errors name ours (``y_prob``)."""
-        try:
-            return self._function(
-                y_true,
-                y_prob,
-                sample_weight=sample_weight,
-                **self.get_params(deep=False),
-                **extra,
-            )
-        except (ValueError, TypeError) as error:
-            # the multiclass function calls its argument y_proba; here it is y_prob
-            if "y_proba" not in str(error):
-                raise
-            raise type(error)(str(error).replace("y_proba", "y_prob")) from None
-
-    def details(self, y_true, y_prob=None, sample_weight=None):
-        """Value and everything the measure can report about it.
-
-        Returns
-        -------
-        details : sklearn.utils.Bunch
-            ``value`` plus the measure's details (see the function's
-            documentation for what each one reports).
-        """
-        value, details = self._call(y_true, y_prob, sample_weight, return_details=True)
-        return Bunch(value=value, **details)
+        """The function on these arguments."""
+        return self._function(
+            y_true,
+            y_prob,
+            sample_weight=sample_weight,
+            **self.get_params(deep=False),
+            **extra,
+        )
 
     def interval(
         self,
@@ -162,14 +160,20 @@ class _CalibrationMeasure(BaseEstimator):
         Parameters
         ----------
         y_true : array-like of shape (n_samples,), a calibration sketch or Dask input
+            Observed labels, or a calibration sketch (then ``y_prob`` and
+            ``sample_weight`` are None) or Dask input.
         y_prob : array-like of shape (n_samples,) or (n_samples, n_classes)
+            Predicted probabilities.
         sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows; equal weights when None.
         confidence : float, default=0.95
             Coverage probability, strictly between 0 and 1.
         method : {"auto", "bootstrap", "analytic", "scdl-bound"}, default="auto"
+            How the interval is computed (see above).
         n_resamples : int, default=200
             Bootstrap resamples (at least 20).
         random_state : int, RandomState instance or None, default=None
+            Seeds the resampling.
 
         Returns
         -------
@@ -222,13 +226,16 @@ class _CalibrationMeasure(BaseEstimator):
 class SmoothCalibrationError(_CalibrationMeasure):
     """Smooth calibration error as an estimator-style object.
 
-    Thin wrapper of :func:`skcal.smooth_calibration_error`; ``details``
-    returns the optimal witness (``points``, ``witness``).
+    Thin wrapper of :func:`skcal.smooth_calibration_error`; with
+    ``return_details=True`` the details hold the optimal witness (``points``, ``witness``).
 
     Parameters
     ----------
     pos_label : int, float, bool or str, default=None
+        The positive class of binary ``y_true``, as in :mod:`sklearn.metrics`.
     multiclass : {"top-label", "raise"}, default="top-label"
+        ``predict_proba`` output of more than two columns is measured for
+        top-label calibration, or raises a ValueError.
     labels : array-like of shape (n_classes,), default=None
         The class of each ``predict_proba`` column; the scorer fills it from
         the estimator's ``classes_`` when None.
@@ -265,13 +272,16 @@ class SmoothCalibrationError(_CalibrationMeasure):
 class CutoffCalibrationError(_CalibrationMeasure):
     """Cutoff calibration error as an estimator-style object.
 
-    Thin wrapper of :func:`skcal.cutoff_calibration_error`; ``details``
-    returns the worst ``interval`` and its ``sign``.
+    Thin wrapper of :func:`skcal.cutoff_calibration_error`; with
+    ``return_details=True`` the details hold the worst ``interval`` and its ``sign``.
 
     Parameters
     ----------
     pos_label : int, float, bool or str, default=None
+        The positive class of binary ``y_true``, as in :mod:`sklearn.metrics`.
     multiclass : {"top-label", "raise"}, default="top-label"
+        ``predict_proba`` output of more than two columns is measured for
+        top-label calibration, or raises a ValueError.
     labels : array-like of shape (n_classes,), default=None
         The class of each ``predict_proba`` column; the scorer fills it from
         the estimator's ``classes_`` when None.
@@ -282,7 +292,7 @@ class CutoffCalibrationError(_CalibrationMeasure):
     >>> measure = CutoffCalibrationError()
     >>> round(measure([0, 0, 1, 1], [0.2, 0.4, 0.6, 0.9]), 6)
     0.15
-    >>> measure.details([0, 0, 1, 1], [0.2, 0.4, 0.6, 0.9]).interval
+    >>> measure([0, 0, 1, 1], [0.2, 0.4, 0.6, 0.9], return_details=True)[1].interval
     (0.2, 0.4)
     """
 
@@ -307,15 +317,19 @@ class CutoffCalibrationError(_CalibrationMeasure):
 class SoftBinnedCDL(_CalibrationMeasure):
     """Soft-binned calibration decision loss (SCDL) as an estimator-style object.
 
-    Thin wrapper of :func:`skcal.soft_binned_cdl`; ``details`` returns the
-    chosen ``m``, the per-level values and the swap-regret bound.
+    Thin wrapper of :func:`skcal.soft_binned_cdl`; with ``return_details=True`` the
+    details hold the chosen ``m``, the per-level values and the swap-regret
+    bound.
 
     Parameters
     ----------
     m : int or None, default=None
         None for the self-balancing SCDL; an integer for ``SCDL_m``.
     pos_label : int, float, bool or str, default=None
+        The positive class of binary ``y_true``, as in :mod:`sklearn.metrics`.
     multiclass : {"top-label", "raise"}, default="top-label"
+        ``predict_proba`` output of more than two columns is measured for
+        top-label calibration, or raises a ValueError.
     labels : array-like of shape (n_classes,), default=None
         The class of each ``predict_proba`` column; the scorer fills it from
         the estimator's ``classes_`` when None.
@@ -354,7 +368,10 @@ class CalibrationDecisionLoss(_CalibrationMeasure):
     Parameters
     ----------
     pos_label : int, float, bool or str, default=None
+        The positive class of binary ``y_true``, as in :mod:`sklearn.metrics`.
     multiclass : {"top-label", "raise"}, default="top-label"
+        ``predict_proba`` output of more than two columns is measured for
+        top-label calibration, or raises a ValueError.
     labels : array-like of shape (n_classes,), default=None
         The class of each ``predict_proba`` column; the scorer fills it from
         the estimator's ``classes_`` when None.
@@ -390,10 +407,17 @@ class BinnedECE(_CalibrationMeasure):
     Parameters
     ----------
     n_bins : int, default=15
+        Number of bins.
     strategy : {"uniform", "quantile"}, default="uniform"
+        Bins of equal width, or of equal weight (quantiles of the predictions).
     norm : {"l1", "l2", "max"}, default="l1"
+        How the bins' gaps are combined: weighted mean of absolute values,
+        root mean square, or maximum.
     pos_label : int, float, bool or str, default=None
+        The positive class of binary ``y_true``, as in :mod:`sklearn.metrics`.
     multiclass : {"top-label", "raise"}, default="top-label"
+        ``predict_proba`` output of more than two columns is measured for
+        top-label calibration, or raises a ValueError.
     labels : array-like of shape (n_classes,), default=None
         The class of each ``predict_proba`` column; the scorer fills it from
         the estimator's ``classes_`` when None.
@@ -436,15 +460,19 @@ class BinnedECE(_CalibrationMeasure):
 class LowerDistanceToCalibration(_CalibrationMeasure):
     """Lower distance to calibration (dCE) as an estimator-style object.
 
-    Thin wrapper of :func:`skcal.lower_distance_to_calibration`; ``details``
-    returns the ``bound`` ``(lower, upper)`` that contains the exact dCE.
+    Thin wrapper of :func:`skcal.lower_distance_to_calibration`; with
+    ``return_details=True`` the details hold the ``bound`` ``(lower, upper)``
+    that contains the exact dCE.
 
     Parameters
     ----------
     grid : int or array-like, default=100
         The grid of calibrated values (``100`` is spacing ``h = 0.01``).
     pos_label : int, float, bool or str, default=None
+        The positive class of binary ``y_true``, as in :mod:`sklearn.metrics`.
     multiclass : {"top-label", "raise"}, default="top-label"
+        ``predict_proba`` output of more than two columns is measured for
+        top-label calibration, or raises a ValueError.
     labels : array-like of shape (n_classes,), default=None
         The class of each ``predict_proba`` column; the scorer fills it from
         the estimator's ``classes_`` when None.
@@ -455,7 +483,7 @@ class LowerDistanceToCalibration(_CalibrationMeasure):
     >>> measure = LowerDistanceToCalibration(grid=20)
     >>> round(measure([0, 1, 0, 1], [0.55, 0.55, 0.55, 0.55]), 6)
     0.05
-    >>> lower, upper = measure.details([0, 1, 0, 1], [0.55] * 4).bound
+    >>> lower, upper = measure([0, 1, 0, 1], [0.55] * 4, return_details=True)[1].bound
     """
 
     _function_name = "lower_distance_to_calibration"
@@ -486,11 +514,11 @@ class LowerDistanceToCalibration(_CalibrationMeasure):
 class UtilityCalibrationError(_CalibrationMeasure):
     """Multiclass utility calibration error as an estimator-style object.
 
-    Thin wrapper of :func:`skcal.utility_calibration_error`; ``details``
-    returns the worst ``utility``, its ``interval`` and ``sign``, and every
-    member's error. Unlike the binary measures it reads the whole
-    ``predict_proba`` matrix; its scorer labels the columns with the
-    estimator's ``classes_``.
+    Thin wrapper of :func:`skcal.utility_calibration_error`; with
+    ``return_details=True`` the details hold the worst ``utility``, its
+    ``interval`` and ``sign``, and every member's error. Unlike the binary
+    measures it reads the whole ``predict_proba`` matrix; its scorer labels
+    the columns with the estimator's ``classes_``.
 
     Parameters
     ----------
@@ -506,11 +534,11 @@ class UtilityCalibrationError(_CalibrationMeasure):
     >>> from skcal import UtilityCalibrationError
     >>> measure = UtilityCalibrationError(utility="comb")
     >>> y_true = [0, 1, 0, 2]
-    >>> y_proba = [[0.5, 0.25, 0.25], [0.5, 0.25, 0.25],
+    >>> y_prob = [[0.5, 0.25, 0.25], [0.5, 0.25, 0.25],
     ...            [0.75, 0.125, 0.125], [0.75, 0.125, 0.125]]
-    >>> measure(y_true, y_proba)
+    >>> measure(y_true, y_prob)
     0.1875
-    >>> measure.details(y_true, y_proba).utility
+    >>> measure(y_true, y_prob, return_details=True)[1].utility
     ClassWise(c=2)
 
     As a scorer, e.g. in ``cross_validate(..., scoring=measure.scorer())``:

@@ -15,7 +15,6 @@ import numbers
 import numpy as np
 
 from ._eprocess import DEFAULT_RESTART, DEFAULT_SCALES, BettingEProcess
-from ._reliability import import_pyplot
 from ._validation import check_binary_calibration_input, resolve_labels
 
 __all__ = ["CalibrationMonitor"]
@@ -110,8 +109,8 @@ class CalibrationMonitor:
 
     See Also
     --------
-    CalibrationTester : one test on one fixed sample.
-    CalibrationSketch : the measures of everything seen, mergeable.
+    CalibrationTester : One test on one fixed sample.
+    CalibrationSketch : The measures of everything seen, mergeable.
 
     Notes
     -----
@@ -209,6 +208,7 @@ class CalibrationMonitor:
         Returns
         -------
         self : CalibrationMonitor
+            The monitor itself.
         """
         self._check_params()
         self._process = BettingEProcess(1, _METHODS[self.method], DEFAULT_RESTART)
@@ -262,6 +262,7 @@ class CalibrationMonitor:
         Returns
         -------
         self : CalibrationMonitor
+            The monitor itself.
         """
         if not hasattr(self, "_process"):
             self.reset()
@@ -286,6 +287,8 @@ class CalibrationMonitor:
     def plot(self, ax=None):
         """Draw the e-process against rows seen, with the alarm line ``1/alpha``.
 
+        Needs matplotlib; see :class:`skcal.CalibrationMonitorDisplay`.
+
         Parameters
         ----------
         ax : matplotlib Axes, default=None
@@ -293,23 +296,9 @@ class CalibrationMonitor:
 
         Returns
         -------
-        ax : matplotlib Axes
+        display : CalibrationMonitorDisplay
+            The display, drawn.
         """
-        if not hasattr(self, "_process"):
-            raise ValueError(
-                "This CalibrationMonitor has seen no data yet; call update() first."
-            )
-        plt = import_pyplot("CalibrationMonitor.plot")
-        if ax is None:
-            _, ax = plt.subplots()
-        h = self.history_
-        ax.step(h[:, 0], h[:, 1], where="post", label="e-value")
-        ax.axhline(1.0 / self.alpha, color="C3", linestyle="--",
-                   label=f"alarm line 1/alpha = {1.0 / self.alpha:g}")
-        if self.alarm_at_ is not None:
-            ax.axvline(self.alarm_at_, color="C3", alpha=0.4, label="alarm")
-        ax.set_yscale("log")
-        ax.set_xlabel("rows seen" if self.n_seen_ == self.n_rows_ else "weight seen")
-        ax.set_ylabel("e-value (test martingale)")
-        ax.legend()
-        return ax
+        from .display import CalibrationMonitorDisplay
+
+        return CalibrationMonitorDisplay.from_monitor(self, ax=ax)

@@ -96,6 +96,7 @@ def make_scorers(names=None):
     Returns
     -------
     scoring : dict of str to callable
+        The scorer of each name, ready for ``scoring=``.
 
     Examples
     --------

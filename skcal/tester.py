@@ -287,11 +287,13 @@ class CalibrationTestResult:
 
         Returns
         -------
-        ax : matplotlib Axes
+        display : CalibrationTestDisplay
         """
-        from ._reliability import plot_test_result
+        from .display import CalibrationTestDisplay
 
-        return plot_test_result(self, ax=ax, null_statistics=null_statistics)
+        return CalibrationTestDisplay.from_tester(
+            self, null_statistics=null_statistics, ax=ax
+        )
 
 
 # Short names of the measures in sentences (str, summary, HTML).
@@ -754,7 +756,7 @@ default=None
     def plot(self, ax=None):
         """Draw the null distribution, the statistic, the threshold and the verdict.
 
-        Needs matplotlib; see :func:`skcal.plot_test_result`.
+        Needs matplotlib; see :class:`skcal.CalibrationTestDisplay`.
 
         Parameters
         ----------
@@ -762,12 +764,12 @@ default=None
 
         Returns
         -------
-        ax : matplotlib Axes
+        display : CalibrationTestDisplay
         """
         check_is_fitted(self)
-        from ._reliability import plot_test_result
+        from .display import CalibrationTestDisplay
 
-        return plot_test_result(self, ax=ax)
+        return CalibrationTestDisplay.from_tester(self, ax=ax)
 
     @classmethod
     def from_estimator(cls, estimator, X, y, *, sample_weight=None, **params):

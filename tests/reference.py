@@ -596,7 +596,7 @@ def grouped_reference(y, p, w):
     )
 
 
-# --- pictures: reliability diagram (skcal._reliability) -------------------------
+# --- pictures: reliability diagram (skcal.display) -------------------------
 
 
 def soft_bins_reference(y, p, w, m):

@@ -174,5 +174,5 @@ def test_measure_classes_are_estimator_like(cls):
     scorer = pickle.loads(pickle.dumps(measure.scorer()))
     assert scorer._sign == -1
     assert scorer._response_method == "predict_proba"
-    details = measure.details(y, p, sample_weight=w)
-    assert details.value == measure(y, p, sample_weight=w)
+    value, details = measure(y, p, sample_weight=w, return_details=True)
+    assert value == measure(y, p, sample_weight=w)

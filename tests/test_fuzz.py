@@ -25,7 +25,6 @@ EXAMPLES = 2000 if os.environ.get("HYPOTHESIS_PROFILE") == "ci" else 200
 ARGUMENT_WORDS = (
     "y_true",
     "y_prob",
-    "y_proba",
     "sample_weight",
     "pos_label",
     "labels",

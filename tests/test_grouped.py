@@ -4,6 +4,7 @@ import pickle
 
 import numpy as np
 import pytest
+from sklearn.utils import Bunch
 
 from skcal import (
     binned_ece,
@@ -110,20 +111,19 @@ def test_statistic_pickles_and_resamples():
 
 
 @pytest.mark.parametrize(
-    "measure, flag, new_key",
+    "measure, flag",
     [
-        (smooth_calibration_error, "return_witness", "witness"),
-        (cutoff_calibration_error, "return_interval", "interval"),
-        (lower_distance_to_calibration, "return_bound", "bound"),
-        (calibration_fixed_decision_loss, "return_threshold", "threshold"),
+        (smooth_calibration_error, "return_witness"),
+        (cutoff_calibration_error, "return_interval"),
+        (lower_distance_to_calibration, "return_bound"),
+        (calibration_fixed_decision_loss, "return_threshold"),
     ],
 )
-def test_old_detail_flags_warn_and_keep_their_output(measure, flag, new_key):
+def test_details_come_one_way(measure, flag):
+    # return_details=True -> (value, Bunch) is the one way; the per-measure
+    # flags of the unreleased first draft are gone, not deprecated
     y, p = [0, 0, 1, 1], [0.2, 0.4, 0.6, 0.9]
-    with pytest.warns(FutureWarning, match=f"{flag} is deprecated"):
-        old = measure(y, p, **{flag: True})
+    with pytest.raises(TypeError, match=flag):
+        measure(y, p, **{flag: True})
     value, details = measure(y, p, return_details=True)
-    assert old[0] == value
-    new = details[new_key]
-    old_detail = old[-1] if new_key in ("witness", "threshold", "bound") else old[1]
-    np.testing.assert_array_equal(np.asarray(old_detail), np.asarray(new))
+    assert value == measure(y, p) and isinstance(details, Bunch)

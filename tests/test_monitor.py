@@ -279,7 +279,9 @@ def test_plot():
     monitor = CalibrationMonitor()
     for i in range(0, 2000, 200):
         monitor.update(y[i:i + 200], p[i:i + 200])
-    ax = monitor.plot()
+    display = monitor.plot()
+    ax = display.ax_
+    assert display.line_ in ax.get_lines()
     assert ax.get_yscale() == "log" and len(ax.get_lines()) == 3
 
 

@@ -15,7 +15,6 @@ from skcal import (
     TopClass,
     TopK,
     TopKFamily,
-    UtilityCalibrationDisplay,
     UtilityFamily,
     cutoff_calibration_error,
     utility_calibration_ecdf,
@@ -282,14 +281,14 @@ def test_labels():
 
 
 @pytest.mark.parametrize(
-    "y_true, y_proba, kwargs, error, match",
+    "y_true, y_prob, kwargs, error, match",
     [
         ([0, 1], [[0.5, 0.6], [0.5, 0.5]], {}, ValueError, "row 0 sums to"),
         ([0, 1], [[-0.5, 1.5], [0.5, 0.5]], {}, ValueError, "outside \\[0, 1\\]"),
         ([0, 1], [[np.nan, 1.0], [0.5, 0.5]], {}, ValueError, "NaN"),
         ([0, 1], [1.5, 0.5], {}, ValueError, "outside"),
         ([0, 1], [[0.5], [0.5]], {}, ValueError, "single column"),
-        ([0, 1], np.full((2, 2, 2), 0.5), {}, ValueError, "y_proba"),
+        ([0, 1], np.full((2, 2, 2), 0.5), {}, ValueError, "y_prob"),
         ([0, 1, 1], [[0.5, 0.5], [0.5, 0.5]], {}, ValueError, "inconsistent"),
         ([], np.empty((0, 2)), {}, ValueError, "empty"),
         ([0, 1], [[0.5, 0.5]] * 2, {"utility": "nope"}, ValueError, "Unknown utility"),
@@ -302,9 +301,9 @@ def test_labels():
         ([0, 1], [[0.5, 0.5]] * 2, {"sample_weight": [1]}, ValueError, "sample_weight"),
     ],
 )
-def test_bad_input(y_true, y_proba, kwargs, error, match):
+def test_bad_input(y_true, y_prob, kwargs, error, match):
     with pytest.raises(error, match=match):
-        utility_calibration_error(y_true, y_proba, **kwargs)
+        utility_calibration_error(y_true, y_prob, **kwargs)
 
 
 def test_inputs_not_mutated():
@@ -396,53 +395,9 @@ def test_ecdf_of_finite_family_and_errors():
         utility_calibration_ecdf(y, P, "linear", n_utilities=0)
 
 
-# --- display -------------------------------------------------------------------------------
-
-
-def test_display():
-    matplotlib = pytest.importorskip("matplotlib")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from sklearn.datasets import load_iris
-    from sklearn.linear_model import LogisticRegression
-
-    X, y = load_iris(return_X_y=True)
-    model = LogisticRegression(max_iter=500).fit(X, y)
-    display = UtilityCalibrationDisplay.from_estimator(
-        model, X, y, "rank", n_utilities=30, random_state=0
-    )
-    assert display.line_.get_label() == "LogisticRegression"
-    assert display.ax_.get_legend() is not None
-    errors, levels, ecdf = utility_calibration_ecdf(
-        y, model.predict_proba(X), "rank", n_utilities=30, random_state=0
-    )
-    np.testing.assert_array_equal(display.errors, errors)
-    np.testing.assert_array_equal(display.ecdf, ecdf)
-    x_plot, y_plot = display.line_.get_data()
-    assert x_plot[0] == 0 and y_plot[0] == 0 and y_plot[-1] == 1
-    # a second model on the same axes
-    uniform = np.full((150, 3), 1 / 3)
-    second = UtilityCalibrationDisplay.from_predictions(
-        y, uniform, "rank", n_utilities=30, random_state=0, ax=display.ax_, name="uniform"
-    )
-    assert second.ax_ is display.ax_ and len(display.ax_.get_lines()) == 2
-    plt.close("all")
-
-
-def test_display_without_matplotlib(monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "matplotlib", None)
-    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
-    with pytest.raises(ImportError, match="requires matplotlib"):
-        UtilityCalibrationDisplay.from_predictions([0, 1], [0.25, 0.75], "class-wise")
-    with pytest.raises(ImportError, match="requires matplotlib"):
-        UtilityCalibrationDisplay(np.array([0.1, 0.2])).plot()
-
-
 def test_label_errors_name_y_proba():
     P = [[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]
-    with pytest.raises(ValueError, match="labels has 2 entries but y_proba has 3"):
+    with pytest.raises(ValueError, match="labels has 2 entries but y_prob has 3"):
         utility_calibration_error([0, 1], P, labels=[0, 1])
-    with pytest.raises(ValueError, match="y_proba has 3 columns, so the class"):
+    with pytest.raises(ValueError, match="y_prob has 3 columns, so the class"):
         utility_calibration_error(["a", "b"], P)

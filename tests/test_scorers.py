@@ -69,8 +69,10 @@ def test_measure_class_is_thin(cls, binary_data):
     measure = cls()
     func = getattr(skcal, cls._function_name)
     assert measure(y, p) == func(y, p)
-    details = measure.details(y, p)
-    assert details.value == pytest.approx(func(y, p), abs=1e-12)
+    value, details = measure(y, p, return_details=True)
+    assert value == pytest.approx(func(y, p), abs=1e-12)
+    _, expected = func(y, p, return_details=True)
+    assert sorted(details) == sorted(expected)
     assert repr(clone(measure)) == repr(measure)
     assert pickle.loads(pickle.dumps(measure.scorer()))._score_func is func
 

@@ -394,8 +394,8 @@ def test_huge_sizes_raise_a_clear_error_before_allocating(call, name):
 
 
 def test_input_errors_name_the_arguments_of_the_call():
-    # the tester has no labels= and calls its probabilities y_prob; the
-    # UtilityCalibrationError class calls them y_prob too (the function: y_proba)
+    # the tester has no labels= and calls its probabilities y_prob, as do the
+    # UtilityCalibrationError class and function
     P = np.random.default_rng(26).dirichlet(np.ones(3), 20)
     y = np.array([0, 1] * 10)  # two of the three classes: ambiguous columns
     for measure in ("smce", "utility", skcal.SmoothCalibrationError()):
@@ -409,7 +409,7 @@ def test_input_errors_name_the_arguments_of_the_call():
         resampling_risk=None,
     )
     fixed.fit(y, P)  # the advice works
-    for call in (skcal.UtilityCalibrationError(), skcal.UtilityCalibrationError().details):
+    for call in (skcal.UtilityCalibrationError(), skcal.utility_calibration_error):
         with pytest.raises(ValueError) as info:
             call(y, P[:5])
         assert "y_prob" in str(info.value) and "y_proba" not in str(info.value)

@@ -415,7 +415,7 @@ def test_from_estimator_binary_and_multiclass():
         ),
         (dict(measure_params={"pos_label": 1}), ValueError, "may not set"),
         (
-            dict(measure="dce", measure_params={"return_bound": True}),
+            dict(measure="dce", measure_params={"return_details": True}),
             ValueError,
             "may not set",
         ),

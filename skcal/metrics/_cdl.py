@@ -64,7 +64,6 @@ from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels._interval import decision_hull
-from ._common import legacy_details_flag
 
 __all__ = [
     "calibration_decision_loss",
@@ -456,7 +455,6 @@ def calibration_fixed_decision_loss(
     multiclass="top-label",
     labels=None,
     return_details=False,
-    return_threshold=False,
 ):
     """The fixed-threshold decision loss of Lemma 2.2 of Bairaktari et al.
 
@@ -497,8 +495,6 @@ def calibration_fixed_decision_loss(
         every class, unless the labels are {0, 1} or {-1, 1}.
     return_details : bool, default=False
         Also return the maximising threshold ``mu`` (the smallest one).
-    return_threshold : bool, default=False
-        Deprecated: use ``return_details``. Returns ``(value, threshold)``.
 
     Returns
     -------
@@ -523,7 +519,6 @@ def calibration_fixed_decision_loss(
     >>> round(value, 6), details.threshold
     (0.1, 0.2)
     """
-    legacy = legacy_details_flag("return_threshold", return_threshold)
     statistic = binary_statistic(
         y_true,
         y_prob,
@@ -534,8 +529,6 @@ def calibration_fixed_decision_loss(
         rescale=True,
     )
     value, threshold = fixed_decision_loss_core(statistic)
-    if legacy:
-        return value, threshold
     if not return_details:
         return value
     details = Bunch(threshold=threshold)

@@ -4,7 +4,6 @@ from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels._interval import max_abs_interval_grouped
-from ._common import legacy_details_flag
 
 __all__ = ["cutoff_calibration_error", "cutoff_core"]
 
@@ -18,7 +17,6 @@ def cutoff_calibration_error(
     multiclass="top-label",
     labels=None,
     return_details=False,
-    return_interval=False,
 ):
     """Cutoff calibration error: the worst bias over an interval of predictions.
 
@@ -54,8 +52,6 @@ def cutoff_calibration_error(
     return_details : bool, default=False
         Also return the maximising interval of predictions and the sign of
         its bias.
-    return_interval : bool, default=False
-        Deprecated: use ``return_details``. Returns ``(value, interval, sign)``.
 
     Returns
     -------
@@ -87,7 +83,6 @@ def cutoff_calibration_error(
     >>> details.interval, details.sign
     ((0.2, 0.4), -1)
     """
-    legacy = legacy_details_flag("return_interval", return_interval)
     statistic = binary_statistic(
         y_true,
         y_prob,
@@ -98,8 +93,6 @@ def cutoff_calibration_error(
         rescale=True,
     )
     value, interval, sign = cutoff_core(statistic)
-    if legacy:
-        return value, interval, sign
     if not return_details:
         return value
     details = Bunch(interval=interval, sign=sign)

@@ -26,7 +26,6 @@ if _Highs is not None and not all(  # a private binding: check what is used
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels import _ldtc
 from .._validation import check_size
-from ._common import legacy_details_flag
 
 __all__ = ["grid_points", "ldtc_core", "lower_distance_to_calibration"]
 
@@ -66,7 +65,6 @@ def lower_distance_to_calibration(
     labels=None,
     grid=100,
     return_details=False,
-    return_bound=False,
 ):
     """Lower distance to calibration (LDTC, dCE), exact on a grid.
 
@@ -86,8 +84,8 @@ def lower_distance_to_calibration(
 
         dCE(D) <= value <= dCE(D) + h,
 
-    so the true dCE lies in ``[value - h, value]``; ``return_bound=True``
-    returns that interval.
+    so the true dCE lies in ``[value - h, value]``; ``return_details=True``
+    returns that interval (``details.bound``).
 
     ``dCE^U`` is the linear program of Hu et al., Lemma 18 over the couplings
     ``Pi(u, v, y)``, ``2 |U| K`` variables for ``K`` distinct predictions.
@@ -141,8 +139,6 @@ def lower_distance_to_calibration(
     return_details : bool, default=False
         Also return the interval ``(value - h, value)`` (lower end clipped at
         0) that contains the exact dCE, ``h`` the largest gap of the grid.
-    return_bound : bool, default=False
-        Deprecated: use ``return_details``. Returns ``(value, bound)``.
 
     Returns
     -------
@@ -175,7 +171,6 @@ def lower_distance_to_calibration(
     >>> round(value, 6), round(lower, 6), round(upper, 6)
     (0.071667, 0.061667, 0.071667)
     """
-    legacy = legacy_details_flag("return_bound", return_bound)
     points = grid_points(grid)
     statistic = binary_statistic(
         y_true,
@@ -190,12 +185,10 @@ def lower_distance_to_calibration(
     # calls before it, bit for bit
     wsum, wysum = statistic.weights, statistic.positives
     value = _solve_on_sparse_grid(statistic.values, wsum - wysum, wysum, points)[0]
-    if not (return_details or legacy):
+    if not return_details:
         return value
     h = float(np.max(np.diff(points)))
     bound = (max(value - h, 0.0), value)
-    if legacy:
-        return value, bound
     details = Bunch(bound=bound)
     error_bound = sketch_error_bound(y_true, "lower_distance_to_calibration")
     if error_bound is not None:

@@ -1,6 +1,7 @@
 """Multiclass utility calibration (Hegazy, Jordan and Dieuleveut)."""
 
 import numpy as np
+from sklearn.utils import Bunch
 
 from .._grouped import group
 from .._kernels._interval import max_abs_interval_rows
@@ -35,14 +36,14 @@ _BLOCK_ELEMENTS = 1 << 22
 _DEFAULT_N_UTILITIES = 1500
 
 
-def check_multiclass_input(y_true, y_proba, sample_weight=None, labels=None):
-    """Validate ``(y_true, y_proba, sample_weight)`` for a multiclass measure.
+def check_multiclass_input(y_true, y_prob, sample_weight=None, labels=None):
+    """Validate ``(y_true, y_prob, sample_weight)`` for a multiclass measure.
 
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
         Observed class labels.
-    y_proba : array-like of shape (n_samples, n_classes) or (n_samples,)
+    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
         Rows are probability vectors over the classes (non-negative, summing
         to 1 within 1e-6). A 1-D array is the probability of the second of
         two classes.
@@ -58,30 +59,30 @@ def check_multiclass_input(y_true, y_proba, sample_weight=None, labels=None):
     y : ndarray of shape (n_samples,), intp
         Column of the observed class in each row.
     P : ndarray of shape (n_samples, n_classes), float64, C-contiguous
-        May be ``y_proba`` itself (no copy of a float64 C-ordered matrix,
+        May be ``y_prob`` itself (no copy of a float64 C-ordered matrix,
         which can be large): callers only read it.
     w : ndarray of shape (n_samples,), float64
     """
     y = check_y_true(y_true)
-    input_dtype = getattr(y_proba, "dtype", None)
-    P = np.ascontiguousarray(as_probability_array(y_proba, "y_proba"))
+    input_dtype = getattr(y_prob, "dtype", None)
+    P = np.ascontiguousarray(as_probability_array(y_prob, "y_prob"))
     if P.ndim not in (1, 2):
         raise ValueError(
-            "y_proba must be of shape (n_samples, n_classes) or (n_samples,), "
+            "y_prob must be of shape (n_samples, n_classes) or (n_samples,), "
             f"got shape {P.shape}."
         )
     if P.ndim == 2 and P.shape[1] == 1:
         raise ValueError(
-            "y_proba has a single column; pass the probability of the second "
+            "y_prob has a single column; pass the probability of the second "
             "class as a 1-D array or the full (n_samples, n_classes) matrix."
         )
-    check_same_length(y, P, "y_proba")
+    check_same_length(y, P, "y_prob")
     w = check_sample_weight(sample_weight, y.shape[0])
-    check_probability_matrix(P, name="y_proba", input_dtype=input_dtype)
+    check_probability_matrix(P, name="y_prob", input_dtype=input_dtype)
     if P.ndim == 1:
         # binary: the probability of the second class, as predict_proba[:, 1]
         P = np.column_stack([1.0 - P, P])
-    classes = resolve_labels(y, labels, P.shape[1], proba_name="y_proba")
+    classes = resolve_labels(y, labels, P.shape[1], proba_name="y_prob")
     index = label_positions(classes, y)
     return index.astype(np.intp), P, w
 
@@ -151,7 +152,7 @@ def _top_class(data, w):
 
 def utility_calibration_error(
     y_true,
-    y_proba,
+    y_prob,
     utility="top-class",
     *,
     sample_weight=None,
@@ -170,7 +171,7 @@ def utility_calibration_error(
     and for a finite family ``U`` it is ``sup_{u in U} UC(f, u)`` (eq. 3.5).
     Equal values of ``v_u`` are grouped, so the value depends on the
     empirical distribution only. Each utility costs one sort of ``n`` values
-    plus one pass; a family shares one sort of the rows of ``y_proba``.
+    plus one pass; a family shares one sort of the rows of ``y_prob``.
 
     ``utility="top-class"`` is the cutoff calibration error of (confidence,
     correctness) and a class-wise utility that of ``(p_c, 1{y = c})``
@@ -180,7 +181,7 @@ def utility_calibration_error(
     ----------
     y_true : array-like of shape (n_samples,)
         Observed class labels.
-    y_proba : array-like of shape (n_samples, n_classes) or (n_samples,)
+    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
         Predicted probability vectors (``predict_proba`` output): rows
         non-negative and summing to 1 within 1e-6. A 1-D array is the
         probability of the second of two classes.
@@ -193,7 +194,7 @@ def utility_calibration_error(
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights; integer weights equal repeating rows.
     labels : array-like of shape (n_classes,), default=None
-        The class of each column of ``y_proba``, sorted (an estimator's
+        The class of each column of ``y_prob``, sorted (an estimator's
         ``classes_``); by default the sorted distinct labels of ``y_true``
         when all classes occur, else ``0, ..., n_classes - 1``.
     return_details : bool, default=False
@@ -203,7 +204,7 @@ def utility_calibration_error(
     -------
     value : float
         ``UC(f, u)`` or ``UC(f, U)``, in ``[0, 2]``.
-    details : dict
+    details : sklearn.utils.Bunch
         Only with ``return_details=True``:
 
         - ``"utility"``: the worst utility (the first one on ties);
@@ -225,7 +226,7 @@ def utility_calibration_error(
     --------
     >>> from skcal import TopK, utility_calibration_error
     >>> y_true = [0, 1, 0, 2]
-    >>> y_proba = [[0.5, 0.25, 0.25],
+    >>> y_prob = [[0.5, 0.25, 0.25],
     ...            [0.5, 0.25, 0.25],
     ...            [0.75, 0.125, 0.125],
     ...            [0.75, 0.125, 0.125]]
@@ -234,20 +235,20 @@ def utility_calibration_error(
     (the interval also takes in 0.5, where the bias is zero).
 
     >>> value, details = utility_calibration_error(
-    ...     y_true, y_proba, return_details=True)
+    ...     y_true, y_prob, return_details=True)
     >>> value, details["interval"], details["sign"]
     (0.125, (0.5, 0.75), -1)
 
     Class-wise and top-K together: class 2 is under-predicted at 0.125.
 
     >>> value, details = utility_calibration_error(
-    ...     y_true, y_proba, "comb", return_details=True)
+    ...     y_true, y_prob, "comb", return_details=True)
     >>> value, details["utility"], details["interval"], details["sign"]
     (0.1875, ClassWise(c=2), (0.125, 0.125), 1)
-    >>> utility_calibration_error(y_true, y_proba, TopK(2))
+    >>> utility_calibration_error(y_true, y_prob, TopK(2))
     0.1875
     """
-    y, P, w = check_multiclass_input(y_true, y_proba, sample_weight, labels)
+    y, P, w = check_multiclass_input(y_true, y_prob, sample_weight, labels)
     resolved = resolve_utility(utility)
     utilities = members(resolved, P.shape[1])
     if len(utilities) == 1 and _is_top_class(utilities[0]):
@@ -258,13 +259,13 @@ def utility_calibration_error(
     result = float(value[worst])
     if not return_details:
         return result
-    return result, {
-        "utility": utilities[worst],
-        "interval": (float(lower[worst]), float(upper[worst])),
-        "sign": int(sign[worst]),
-        "errors": value,
-        "utilities": utilities,
-    }
+    return result, Bunch(
+        utility=utilities[worst],
+        interval=(float(lower[worst]), float(upper[worst])),
+        sign=int(sign[worst]),
+        errors=value,
+        utilities=utilities,
+    )
 
 
 def _sampled_utilities(family, n_classes, n_utilities, random_state):
@@ -275,7 +276,7 @@ def _sampled_utilities(family, n_classes, n_utilities, random_state):
         if family.n_classes != n_classes:
             raise ValueError(
                 f"{type(family).__name__} has n_classes={family.n_classes} but "
-                f"y_proba has {n_classes} columns."
+                f"y_prob has {n_classes} columns."
             )
         if n_utilities is None:
             n_utilities = _DEFAULT_N_UTILITIES
@@ -290,7 +291,7 @@ def _sampled_utilities(family, n_classes, n_utilities, random_state):
 
 def utility_calibration_ecdf(
     y_true,
-    y_proba,
+    y_prob,
     family,
     *,
     n_utilities=None,
@@ -311,7 +312,7 @@ def utility_calibration_ecdf(
     ----------
     y_true : array-like of shape (n_samples,)
         Observed class labels.
-    y_proba : array-like of shape (n_samples, n_classes) or (n_samples,)
+    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
         Predicted probability vectors (see
         :func:`utility_calibration_error`).
     family : {"linear", "rank"}, LinearFamily, RankFamily, or finite family
@@ -328,7 +329,7 @@ def utility_calibration_ecdf(
         random_state)`` reproduces the same utilities.
     sample_weight : array-like of shape (n_samples,), default=None
     labels : array-like of shape (n_classes,), default=None
-        The class of each column of ``y_proba`` (see
+        The class of each column of ``y_prob`` (see
         :func:`utility_calibration_error`).
 
     Returns
@@ -350,16 +351,16 @@ def utility_calibration_ecdf(
     >>> import numpy as np
     >>> from skcal import utility_calibration_ecdf
     >>> rng = np.random.default_rng(0)
-    >>> y_proba = rng.dirichlet(np.ones(4), size=200)
-    >>> y_true = [rng.choice(4, p=p) for p in y_proba]
+    >>> y_prob = rng.dirichlet(np.ones(4), size=200)
+    >>> y_true = [rng.choice(4, p=p) for p in y_prob]
     >>> errors, levels, ecdf = utility_calibration_ecdf(
-    ...     y_true, y_proba, "linear", n_utilities=50, random_state=0)
+    ...     y_true, y_prob, "linear", n_utilities=50, random_state=0)
     >>> errors.shape, float(ecdf[-1])
     ((50,), 1.0)
     >>> bool(np.all(np.diff(levels) > 0) and np.all(np.diff(ecdf) > 0))
     True
     """
-    y, P, w = check_multiclass_input(y_true, y_proba, sample_weight, labels)
+    y, P, w = check_multiclass_input(y_true, y_prob, sample_weight, labels)
     utilities = _sampled_utilities(family, P.shape[1], n_utilities, random_state)
     errors = _worst_intervals(utilities, Predictions(P, y), w)[0]
     levels, counts = np.unique(errors, return_counts=True)

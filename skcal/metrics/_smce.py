@@ -5,7 +5,6 @@ from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels._flow import backtrack, dual_frontiers, smce_value
-from ._common import legacy_details_flag
 
 __all__ = ["smce_core", "smooth_calibration_error"]
 
@@ -19,7 +18,6 @@ def smooth_calibration_error(
     multiclass="top-label",
     labels=None,
     return_details=False,
-    return_witness=False,
 ):
     """Smooth calibration error: the largest bias a 1-Lipschitz test can see.
 
@@ -65,9 +63,6 @@ def smooth_calibration_error(
         predictions. It is recovered from the maximiser of every stage of
         the primal dynamic program, found by a Fenwick tree over the sorted
         prefix sums of ``b``: one more O(K log K) sort and pass.
-    return_witness : bool, default=False
-        Deprecated: use ``return_details``. Returns ``(value, points,
-        witness)``.
 
     Returns
     -------
@@ -103,7 +98,6 @@ def smooth_calibration_error(
     >>> smooth_calibration_error([0, 1, 1, 0], [0.5, 0.5, 0.5, 0.5])
     0.0
     """
-    legacy = legacy_details_flag("return_witness", return_witness)
     statistic = binary_statistic(
         y_true,
         y_prob,
@@ -113,11 +107,9 @@ def smooth_calibration_error(
         labels=labels,
         rescale=True,
     )
-    if not (return_details or legacy):
+    if not return_details:
         return smce_core(statistic)
     value, witness = smce_core(statistic, witness=True)
-    if legacy:
-        return value, statistic.values, witness
     details = Bunch(points=statistic.values, witness=witness)
     bound = sketch_error_bound(y_true, "smooth_calibration_error")
     if bound is not None:

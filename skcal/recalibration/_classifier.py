@@ -23,7 +23,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexable
 
 from .._compat import Interval, _fit_context
-from .._meta import _HeldOutProbaMetaEstimator
+from .._meta import HeldOutProbaMetaEstimator
 from .._validation import check_sample_weight
 from ._auto import AutoRecalibrator
 from ._base import BaseRecalibrator
@@ -126,7 +126,7 @@ class RecalibrationChain(BaseRecalibrator):
         return current
 
 
-class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
+class RecalibratedClassifier(HeldOutProbaMetaEstimator):
     """A classifier whose probabilities are recalibrated on held-out predictions.
 
     In the manner of :class:`sklearn.calibration.CalibratedClassifierCV`

@@ -10,7 +10,6 @@ the simplex, repeat. The patches are stored and replayed on new predictions.
 
 import numbers
 import warnings
-from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import (
@@ -25,14 +24,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _check_feature_names, _fit_context
-from .._kernels._interval import max_abs_interval_rows
 from .._kernels._patching import (
-    interval_upper_bounds,
-    project_shifted,
-    rank_utilities,
     scatter_row_brier,
-    step_project,
-    top_k_rows,
 )
 from .._validation import (
     as_probability_array,
@@ -41,11 +34,19 @@ from .._validation import (
     resolve_labels,
 )
 from ..metrics import utility_calibration_error
-from ..utilities import ClassWise, TopClass, TopK
-from ..utilities._engine import Predictions
 from ..utilities._families import members, resolve_utility
 from ._base import checked_probabilities
 from ._common import SKLEARN_METHODS, SklearnRecalibrator, fit_recalibrator, weighted_sum
+from ._patch_ops import (
+    IncrementalAudit,
+    Patch,
+    apply_patch,
+    patch_rows,
+    predicted_utility,
+    project_simplex,
+    row_brier,
+    utility_rows,
+)
 
 __all__ = ["Patch", "UtilityPatchingRecalibrator", "project_simplex"]
 
@@ -59,311 +60,6 @@ _ARMIJO_C = 0.25
 _ARMIJO_START = 4.0
 _ARMIJO_HALVINGS = 40
 
-
-class Patch(NamedTuple):
-    """One step of :class:`UtilityPatchingRecalibrator`.
-
-    Rows whose predicted utility ``v_u(p)`` lies in the closed interval
-    ``[interval[0], interval[1]]`` move to
-    ``proj_simplex(p + step * sign * u_vec(p))``, with ``u_vec(p)`` the
-    utility vector ``(u(p, e_1), ..., u(p, e_C))`` at the current ``p``.
-
-    Attributes
-    ----------
-    utility : Utility
-        The audited utility ``u``.
-    interval : tuple of float
-        ``(a, b)``: smallest and largest ``v_u`` of the fitted rows (with
-        positive weight) in the worst interval of the audit.
-    sign : int
-        +1 when realised utility exceeded predicted utility on the interval
-        (so ``v_u`` is increased), -1 when it fell short.
-    step : float
-        The step size ``eta > 0``.
-    """
-
-    utility: object
-    interval: tuple
-    sign: int
-    step: float
-
-
-# --- the simplex projection ------------------------------------------------------
-
-
-def project_simplex(X):
-    """Euclidean projection of each row of ``X`` onto the probability simplex.
-
-    The sort-based algorithm of Held, Wolfe and Crowder (1974), also in
-    Wang and Carreira-Perpinan (2013) and Duchi et al. (2008): with the row
-    sorted decreasingly, ``s_1 >= ... >= s_C``, let ``rho`` be the largest
-    ``k`` with ``s_k - (sum_{i<=k} s_i - 1)/k > 0`` and
-    ``theta = (sum_{i<=rho} s_i - 1)/rho``; the projection is
-    ``max(x - theta, 0)``. Vectorised over rows: O(n C log C).
-
-    Each row is first shifted by its maximum (the projection is invariant
-    to adding a constant to every coordinate), which keeps the arithmetic
-    accurate for large entries. Rows whose every coordinate stays positive
-    after the uniform shift ``theta = (sum(x) - 1) / C`` need no sort.
-    Results are clipped to ``[0, 1]`` to remove rounding excursions of the
-    last bit. The rows are projected by a compiled loop.
-
-    Parameters
-    ----------
-    X : array-like of shape (n_samples, n_classes)
-        Finite rows, any values.
-
-    Returns
-    -------
-    P : ndarray of shape (n_samples, n_classes)
-        Non-negative rows summing to 1 (up to rounding).
-
-    Examples
-    --------
-    >>> from skcal.recalibration import project_simplex
-    >>> project_simplex([[0.5, 0.5], [1.0, 1.0], [2.0, 0.5]])
-    array([[0.5, 0.5],
-           [0.5, 0.5],
-           [1. , 0. ]])
-    >>> project_simplex([[1.0, 0.0, 0.5]])
-    array([[0.75, 0.  , 0.25]])
-    """
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-dimensional, got shape {X.shape}.")
-    n, C = X.shape
-    if C == 0:
-        raise ValueError("X must have at least one column.")
-    if n == 0:
-        return np.empty((0, C))
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X contains NaN or infinity.")
-    shifted = np.ascontiguousarray(X - X.max(axis=1, keepdims=True))
-    project_shifted(shifted, shifted.sum(axis=1))
-    return shifted
-
-
-# --- patches: computed the same way in fit and in replay -----------------------
-
-# Built-in utilities whose private single-utility evaluation is row by row and
-# the very arithmetic of the audit, so the interval it reports selects exactly
-# the audited rows.
-_EXACT_V = (TopClass, ClassWise, TopK)
-
-
-def _predicted_utility(utility, P):
-    """``v_u(p)`` of every row, row by row (a row's value ignores the others)."""
-    if type(utility) in _EXACT_V:
-        return utility._evaluate(Predictions(P, np.zeros(P.shape[0], np.intp)))[0]
-    # a row-wise numpy sum (not BLAS): each row's value depends on that row only
-    return (P * utility._checked_matrix(P)).sum(axis=1)
-
-
-def _utility_rows(utility, P):
-    """``u_vec(p)`` of every row of ``P``: ``utility._checked_matrix(P)``, faster for TopK."""
-    if type(utility) is TopK:
-        return _top_k_indicator(P, utility._top(P.shape[1]))
-    return utility._checked_matrix(P)
-
-
-def _top_k_indicator(P, k):
-    """``1{rank(p, j) <= k}``: the ``k`` largest entries of each row, ties to lower columns.
-
-    The entries above the ``k``-th largest value are in and, of the entries
-    equal to it, the lowest columns fill the remaining places (compiled,
-    row by row). The same 0/1 matrix as ``TopK(k)._checked_matrix(P)``,
-    without a stable argsort of every row.
-    """
-    U = np.empty_like(P)
-    top_k_rows(np.ascontiguousarray(P), k, U)
-    return U
-
-
-def _patch_rows(P_rows, U, sign, step):
-    """The patched rows: ``proj_simplex(p + step * sign * u_vec(p))``.
-
-    ``project_simplex(P_rows + (step * sign) * U)`` with the step, the shift,
-    the row sums (numpy's pairwise summation) and the projection in compiled
-    loops (the same arithmetic, bit for bit).
-    """
-    P_rows = np.ascontiguousarray(P_rows, dtype=np.float64)
-    out = np.empty_like(P_rows)
-    sums = np.empty(P_rows.shape[0])
-    if not step_project(P_rows, np.ascontiguousarray(U, dtype=np.float64),
-                        step * sign, out, sums):
-        raise ValueError("X contains NaN or infinity.")
-    return out
-
-
-def _apply_patch(P, patch):
-    """``P`` with ``patch`` applied (a new array; ``P`` is not modified)."""
-    a, b = patch.interval
-    v = _predicted_utility(patch.utility, P)
-    mask = (v >= a) & (v <= b)
-    out = P.copy()
-    if mask.any():
-        rows = P[mask]
-        U = _utility_rows(patch.utility, rows)
-        out[mask] = _patch_rows(rows, U, patch.sign, patch.step)
-    return out
-
-
-# The incremental audit keeps three (m, n) arrays; above this many elements
-# per array the audit is recomputed from scratch in bounded memory instead.
-_INCREMENTAL_MAX_ELEMENTS = 1 << 23
-
-
-class _IncrementalAudit:
-    """``utility_calibration_error`` of a family, updated row by row after patches.
-
-    Keeps, for every utility of the family, the predicted utility ``v`` and the
-    residual ``u(p, e_y) - v`` of every row and the permutation sorting ``v``.
-    After a patch only the patched rows are re-evaluated: they are removed from
-    each permutation and merged back at their new values (O(n) per utility
-    instead of a sort). Only for utilities evaluated row by row
-    (:data:`_EXACT_V`), whose value on a row does not depend on the others;
-    the worst interval of each utility is then that of a full audit (equal
-    ``v`` are grouped whatever their order).
-    """
-
-    def __init__(self, utilities, P, y, w):
-        self.utilities = utilities
-        kinds = {ClassWise: 0, TopK: 1, TopClass: 2}
-        self.kind = np.array([kinds[type(u)] for u in utilities], dtype=np.intp)
-        self.param = np.array(
-            [
-                u._column(P.shape[1]) if type(u) is ClassWise
-                else u._top(P.shape[1]) if type(u) is TopK
-                else 1
-                for u in utilities
-            ],
-            dtype=np.intp,
-        )
-        self.y = np.ascontiguousarray(y, dtype=np.intp)
-        m = len(utilities)
-        self.w = w
-        self.W = float(w.sum())
-        self.V, self.R = self._evaluate(P)
-        self.order = np.empty(self.V.shape, dtype=np.intp)
-        self._unsorted = np.ones(m, dtype=bool)
-
-    def _sort(self, k):
-        """Sort utility ``k``: ``np.argsort(self.V, axis=1)[k]``, when first needed.
-
-        Utilities are sorted lazily, but always on the ``V`` that a sort of
-        all of them right after the last full evaluation would have seen
-        (``V`` changes only in :meth:`update`, which sorts what is left
-        unsorted before merging), so the orders, ties included, are those of
-        sorting every utility after every full evaluation.
-        """
-        if self._unsorted[k]:
-            self.order[k] = np.argsort(self.V[k])
-            self._unsorted[k] = False
-
-    @staticmethod
-    def applies(utilities, n_samples):
-        return (
-            all(type(u) in _EXACT_V for u in utilities)
-            and len(utilities) * n_samples <= _INCREMENTAL_MAX_ELEMENTS
-        )
-
-    def _evaluate(self, P, rows=None):
-        """``(V, R)``: ``v_u`` and ``u(p, e_y) - v_u`` of every utility on every row of ``P``.
-
-        Compiled, with the arithmetic of the utilities' own evaluation, bit
-        for bit (see ``rank_utilities`` in ``skcal._kernels._patching``);
-        ``rows`` (used by :meth:`update`) re-evaluates those rows only, in
-        place: a row's values do not depend on the other rows.
-        """
-        if rows is None:
-            m, n = len(self.utilities), P.shape[0]
-            V, R = np.empty((m, n)), np.empty((m, n))
-            rows = np.arange(n)
-        else:
-            V, R = self.V, self.R
-        rank_utilities(
-            np.ascontiguousarray(P), self.y, self.kind, self.param, V, R,
-            np.ascontiguousarray(rows, dtype=np.intp),
-        )
-        return V, R
-
-    def update(self, P, rows):
-        """Re-evaluate the rows ``rows`` (sorted indices) of the new ``P``."""
-        if rows.shape[0] == 0:
-            return
-        if 4 * rows.shape[0] > self.V.shape[1]:
-            # most rows moved: a fresh sort is cheaper than the merges
-            self._evaluate(P, rows)
-            self._unsorted[:] = True
-            return
-        for j in np.flatnonzero(self._unsorted):
-            self._sort(j)  # the orders the merges start from
-        self._evaluate(P, rows)
-        V_rows = self.V[:, rows]
-        changed = np.zeros(self.V.shape[1], dtype=bool)
-        changed[rows] = True
-        k = rows.shape[0]
-        slots = np.arange(k)
-        for j in range(self.V.shape[0]):
-            order = self.order[j]
-            kept = order[~changed[order]]
-            new = rows[np.argsort(V_rows[j])]
-            # new rows go before kept rows of equal v: ties are grouped anyway
-            position = np.searchsorted(self.V[j, kept], self.V[j, new]) + slots
-            merged = np.empty_like(order)
-            is_new = np.zeros(order.shape[0], dtype=bool)
-            is_new[position] = True
-            merged[position] = new
-            merged[~is_new] = kept
-            self.order[j] = merged
-
-    def audit(self):
-        """``(UC, details)`` as ``utility_calibration_error(return_details=True)``.
-
-        Only the utilities that can be the worst are sorted and audited
-        exactly: an upper bound on every utility's worst run, from sums of
-        residuals over bins of ``v`` (no sort,
-        :func:`skcal._kernels._patching.interval_upper_bounds`), rules out a
-        utility whose bound is below an exact value already found. The
-        worst utility, its value, interval and sign are those of the exact
-        audit of every utility (a ruled-out utility's exact value is below
-        the maximum, so it can be neither the maximum nor a tie for it).
-        """
-        m = self.V.shape[0]
-        bound = np.empty(m)
-        interval_upper_bounds(self.V, self.R, self.w, bound)
-        value = np.full(m, -np.inf)
-        lower = np.empty(m)
-        upper = np.empty(m)
-        sign = np.empty(m, dtype=np.int8)
-        best = -np.inf
-        for k in np.argsort(-bound, kind="stable"):
-            if bound[k] < best:
-                break  # this bound and all the next are below an exact value
-            self._sort(k)
-            row = slice(k, k + 1)
-            max_abs_interval_rows(
-                self.V[row], self.R[row], self.w, self.order[row],
-                value[row], lower[row], upper[row], sign[row],
-            )
-            best = max(best, value[k])
-        # a bound exceeds the exact value by a factor 1 + 1e-12 at least, so a
-        # ruled-out value stays below the maximum after the division too
-        value /= self.W
-        worst = int(np.argmax(value))
-        return float(value[worst]), {
-            "index": worst,
-            "utility": self.utilities[worst],
-            "interval": (float(lower[worst]), float(upper[worst])),
-            "sign": int(sign[worst]),
-        }
-
-
-def _row_brier(P, y):
-    """``||p_i - e_{y_i}||^2`` of every row."""
-    loss = np.einsum("ij,ij->i", P, P)
-    rows = np.arange(P.shape[0])
-    return loss - 2.0 * P[rows, y] + 1.0
 
 
 # --- parameter checks ------------------------------------------------------------
@@ -585,9 +281,9 @@ callable, default=None
 
     See Also
     --------
-    RecalibratedClassifier : fit a classifier and this recalibrator on its
+    RecalibratedClassifier : Fit a classifier and this recalibrator on its
         out-of-fold probabilities.
-    skcal.utility_calibration_error : the audit.
+    skcal.utility_calibration_error : The audit.
 
     Notes
     -----
@@ -731,6 +427,7 @@ callable, default=None
         Returns
         -------
         self : UtilityPatchingRecalibrator
+            The estimator itself.
         """
         self._fit(X, y, sample_weight)
         return self
@@ -744,12 +441,16 @@ callable, default=None
         Parameters
         ----------
         X : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Predicted probabilities, as for :meth:`fit`.
         y : array-like of shape (n_samples,)
+            Observed classes, as for :meth:`fit`.
         sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows; equal weights when None.
 
         Returns
         -------
         X_new : ndarray of the shape of ``X``
+            The patched predictions.
         """
         if self.init is not None:
             # the patches were fitted on cross-fitted starts: replay them
@@ -840,13 +541,13 @@ callable, default=None
             best = (np.inf, 0, None)  # (held-out Brier, iteration, P_val)
 
         labels = np.arange(C)
-        row_loss = _row_brier(P_fit, y_fit)
+        row_loss = row_brier(P_fit, y_fit)
         brier = weighted_sum(w_fit, row_loss) / W
         patches = []
         reason = "max_iter"
         auditor = (
-            _IncrementalAudit(utilities, P_fit, y_fit, w_fit)
-            if _IncrementalAudit.applies(utilities, P_fit.shape[0])
+            IncrementalAudit(utilities, P_fit, y_fit, w_fit)
+            if IncrementalAudit.applies(utilities, P_fit.shape[0])
             else None
         )
         for t in range(max_iter + 1):
@@ -864,7 +565,7 @@ callable, default=None
             history["uc"].append(uc)
             history["brier"].append(brier)
             if val_rows is not None:
-                val_brier = float(np.average(_row_brier(P_val, y_val), weights=w_val))
+                val_brier = float(np.average(row_brier(P_val, y_val), weights=w_val))
                 history["validation_brier"].append(val_brier)
                 history["validation_uc"].append(
                     utility_calibration_error(
@@ -899,7 +600,7 @@ callable, default=None
             if auditor is not None:
                 auditor.update(P_fit, patched)
             if val_rows is not None:
-                P_val = _apply_patch(P_val, patch)
+                P_val = apply_patch(P_val, patch)
 
         self.n_iter_ = len(patches)
         if not patches and reason == "tol" and self.tol == "auto" and history["uc"][0] > 0:
@@ -964,13 +665,13 @@ callable, default=None
 
         ``v``: the audited utility's ``v_u`` of every row of ``P`` when the
         caller has it (the incremental audit computes it row by row, as
-        :func:`_predicted_utility` does).
+        :func:`predicted_utility` does).
         """
         utility = details["utility"]
         a, b = details["interval"]
         sign = int(details["sign"])
         if v is None:
-            v = _predicted_utility(utility, P)
+            v = predicted_utility(utility, P)
         mask = (v >= a) & (v <= b)
         failed = (None, P, row_loss, brier, None)
         # Shrink the interval to the rows that carry weight: an end at a
@@ -983,7 +684,7 @@ callable, default=None
         a, b = float(v_weighted.min()), float(v_weighted.max())
         index = np.flatnonzero((v >= a) & (v <= b))  # the rows patched
         rows = P[index]
-        U = _utility_rows(utility, rows)
+        U = utility_rows(utility, rows)
         w_rows, y_rows = w[index], y[index]
         realised = U[np.arange(rows.shape[0]), y_rows]
         # err_t and E||w_t||^2 on exactly the rows patched
@@ -993,9 +694,9 @@ callable, default=None
             return failed
 
         def trial(eta):
-            new_rows = _patch_rows(rows, U, sign, eta)
+            new_rows = patch_rows(rows, U, sign, eta)
             loss = row_loss.copy()
-            # loss[index] = _row_brier(new_rows, y_rows), without temporaries
+            # loss[index] = row_brier(new_rows, y_rows), without temporaries
             new_rows = np.ascontiguousarray(new_rows, dtype=np.float64)
             scatter_row_brier(
                 np.einsum("ij,ij->i", new_rows, new_rows), new_rows, y_rows, index, loss
@@ -1025,20 +726,22 @@ callable, default=None
     def plot_history(self, ax=None):
         """Draw UC and Brier score after each patch (needs matplotlib).
 
-        See :func:`skcal.plot_patching_history`.
+        See :class:`skcal.PatchingHistoryDisplay`.
 
         Parameters
         ----------
         ax : matplotlib Axes, default=None
+            Axes for UC; a new figure when None.
 
         Returns
         -------
-        ax : matplotlib Axes
+        display : PatchingHistoryDisplay
+            The display, drawn.
         """
         check_is_fitted(self)
-        from .._reliability import plot_patching_history
+        from ..display import PatchingHistoryDisplay
 
-        return plot_patching_history(self, ax=ax)
+        return PatchingHistoryDisplay.from_recalibrator(self, ax=ax)
 
     def transform(self, X):
         """Replay the patches on predicted probabilities.
@@ -1065,7 +768,7 @@ callable, default=None
         elif not self.patches_:
             P = P.copy()  # never hand back the caller's array
         for patch in self.patches_:
-            P = _apply_patch(P, patch)
+            P = apply_patch(P, patch)
         return P[:, 1].copy() if one_d else P
 
     def predict_proba(self, X):
@@ -1079,6 +782,7 @@ callable, default=None
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            The recalibrated class probabilities.
         """
         P_new = self.transform(X)
         if P_new.ndim == 1:

@@ -144,7 +144,7 @@ def check_square(value, name, owner, n_classes):
 def check_length(n_entries, n_classes, what, owner):
     if n_entries != n_classes:
         raise ValueError(
-            f"{owner} has {n_entries} {what} but y_proba has {n_classes} columns."
+            f"{owner} has {n_entries} {what} but y_prob has {n_classes} columns."
         )
 
 
@@ -245,30 +245,30 @@ class Predictions:
         return distinct_rows(self.sorted_desc)
 
 
-def check_proba(y_proba):
+def check_proba(y_prob):
     """Check for the public methods: a (n, C) matrix of probability vectors."""
-    P = np.asarray(y_proba, dtype=np.float64)
+    P = np.asarray(y_prob, dtype=np.float64)
     if P.ndim != 2 or P.shape[0] == 0 or P.shape[1] < 2:
         raise ValueError(
-            f"y_proba must be of shape (n_samples, n_classes) with n_samples >= 1 "
+            f"y_prob must be of shape (n_samples, n_classes) with n_samples >= 1 "
             f"and n_classes >= 2, got shape {P.shape}."
         )
-    check_probability_matrix(P, name="y_proba")
+    check_probability_matrix(P, name="y_prob")
     return np.ascontiguousarray(P)
 
 
-def check_proba_and_labels(y_proba, y):
+def check_proba_and_labels(y_prob, y):
     """Checks for the public ``evaluate`` methods: probabilities and observed columns."""
-    P = check_proba(y_proba)
+    P = check_proba(y_prob)
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != P.shape[0]:
         raise ValueError(
-            f"y must be 1-dimensional with one entry per row of y_proba "
+            f"y must be 1-dimensional with one entry per row of y_prob "
             f"({P.shape[0]}), got shape {y.shape}."
         )
     if y.dtype.kind not in "iu":
         raise TypeError(
-            "y must hold column indices of y_proba (integers); map labels to "
+            "y must hold column indices of y_prob (integers); map labels to "
             "columns first, or use utility_calibration_error(..., labels=...)."
         )
     if np.any(y < 0) or np.any(y >= P.shape[1]):

@@ -51,12 +51,12 @@ class FiniteFamily(Parametrized):
         """
         raise NotImplementedError
 
-    def evaluate(self, y_proba, y):
-        """Predicted and realised utility of every member, sharing one pass over ``y_proba``.
+    def evaluate(self, y_prob, y):
+        """Predicted and realised utility of every member, sharing one pass over ``y_prob``.
 
         Parameters
         ----------
-        y_proba : array-like of shape (n_samples, n_classes)
+        y_prob : array-like of shape (n_samples, n_classes)
         y : array-like of int, shape (n_samples,)
             Column of the observed class in each row.
 
@@ -66,7 +66,7 @@ class FiniteFamily(Parametrized):
             Predicted utility of each member (rows, in ``members`` order).
         realised : ndarray of shape (n_utilities, n_samples)
         """
-        data = Predictions(*check_proba_and_labels(y_proba, y))
+        data = Predictions(*check_proba_and_labels(y_prob, y))
         utilities = self.members(data.n_classes)
         blocks = list(evaluate_blocks(utilities, data, len(utilities)))
         return (
@@ -259,7 +259,7 @@ class LinearFamily(SampledFamily):
     Parameters
     ----------
     n_classes : int
-        Number of classes ``C`` (columns of ``y_proba``).
+        Number of classes ``C`` (columns of ``y_prob``).
 
     Examples
     --------
@@ -285,7 +285,7 @@ class RankFamily(SampledFamily):
     Parameters
     ----------
     n_classes : int
-        Number of classes ``C`` (columns of ``y_proba``).
+        Number of classes ``C`` (columns of ``y_prob``).
 
     Examples
     --------

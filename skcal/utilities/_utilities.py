@@ -67,28 +67,28 @@ class Utility(Parametrized):
     def __init__(self):
         pass
 
-    def utility_matrix(self, y_proba):
+    def utility_matrix(self, y_prob):
         """The matrix ``U[i, j] = u(p_i, e_j)``.
 
         Parameters
         ----------
-        y_proba : array-like of shape (n_samples, n_classes)
+        y_prob : array-like of shape (n_samples, n_classes)
             Probability vectors, one per row.
 
         Returns
         -------
         U : ndarray of shape (n_samples, n_classes)
         """
-        P = check_proba(y_proba)
+        P = check_proba(y_prob)
         self._check_n_classes(P.shape[1])
         return self._checked_matrix(P)
 
-    def evaluate(self, y_proba, y):
+    def evaluate(self, y_prob, y):
         """Predicted and realised utility of each row, in one vectorised pass.
 
         Parameters
         ----------
-        y_proba : array-like of shape (n_samples, n_classes)
+        y_prob : array-like of shape (n_samples, n_classes)
             Probability vectors, one per row.
         y : array-like of int, shape (n_samples,)
             Column of the observed class in each row.
@@ -100,7 +100,7 @@ class Utility(Parametrized):
         realised : ndarray of shape (n_samples,)
             Realised utility ``u(p_i, e_{y_i})``.
         """
-        data = Predictions(*check_proba_and_labels(y_proba, y))
+        data = Predictions(*check_proba_and_labels(y_prob, y))
         self._check_n_classes(data.n_classes)
         return self._evaluate(data)
 
@@ -118,7 +118,7 @@ class Utility(Parametrized):
         if U.shape != P.shape:
             raise ValueError(
                 f"{type(self).__name__} returned a utility matrix of shape "
-                f"{U.shape} for y_proba of shape {P.shape}."
+                f"{U.shape} for y_prob of shape {P.shape}."
             )
         if not np.all(np.isfinite(U)) or np.any(np.abs(U) > 1):
             raise ValueError(
@@ -239,7 +239,7 @@ class ClassWise(_PayoffUtility):
     Parameters
     ----------
     c : int
-        The class, as a column of ``y_proba`` (position in ``classes_``).
+        The class, as a column of ``y_prob`` (position in ``classes_``).
 
     Examples
     --------
@@ -260,7 +260,7 @@ class ClassWise(_PayoffUtility):
         c = check_int(self.c, "c", "ClassWise", minimum=0)
         if n_classes is not None and c >= n_classes:
             raise ValueError(
-                f"ClassWise(c={c}) needs at least {c + 1} classes but y_proba "
+                f"ClassWise(c={c}) needs at least {c + 1} classes but y_prob "
                 f"has {n_classes} columns."
             )
         return c
@@ -373,7 +373,7 @@ class TopK(_RankUtility):
         k = check_int(self.k, "k", "TopK", minimum=1)
         if n_classes is not None and k > n_classes:
             raise ValueError(
-                f"TopK(k={k}) needs at least {k} classes but y_proba has "
+                f"TopK(k={k}) needs at least {k} classes but y_prob has "
                 f"{n_classes} columns."
             )
         return k

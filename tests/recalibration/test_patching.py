@@ -574,7 +574,7 @@ def test_incremental_audit_matches_full_audit_on_random_patches():
     # from scratch after every update (ties, weights with zeros, n = 1, one
     # class, p in {0, 1}, patches of few and of most rows).
     from skcal.metrics import utility_calibration_error
-    from skcal.recalibration._patching import _IncrementalAudit
+    from skcal.recalibration._patch_ops import IncrementalAudit as _IncrementalAudit
     from skcal.utilities._families import members as _members
 
     rng = np.random.RandomState(11)
@@ -624,13 +624,13 @@ def _check_family_for_test(family):
 
 
 def test_incremental_and_full_audits_give_the_same_fit(monkeypatch):
-    import skcal.recalibration._patching as module
+    import skcal.recalibration._patch_ops as ops
 
     for seed in range(6):
         P, y = overconfident(300, 3 + seed % 3, seed=40 + seed)
         incremental = UtilityPatchingRecalibrator(tol=0.0, max_iter=15).fit(P, y)
         with monkeypatch.context() as patched:
-            patched.setattr(module, "_INCREMENTAL_MAX_ELEMENTS", 0)
+            patched.setattr(ops, "INCREMENTAL_MAX_ELEMENTS", 0)
             full = UtilityPatchingRecalibrator(tol=0.0, max_iter=15).fit(P, y)
         assert_same_patches(incremental.patches_, full.patches_, rtol=1e-9)
         assert_allclose(incremental.history_["uc"], full.history_["uc"], rtol=1e-9)
@@ -646,7 +646,7 @@ def test_warm_start_patches_what_the_start_leaves():
             start = rec.init_.predict_proba(P)
             Q = start
             for patch in rec.patches_:
-                from skcal.recalibration._patching import _apply_patch
+                from skcal.recalibration._patch_ops import apply_patch as _apply_patch
 
                 Q = _apply_patch(Q, patch)
             # transform = the refitted start, then the patches in order
@@ -763,7 +763,7 @@ def test_projection_kernel_is_bit_for_bit_the_numpy_sort_projection():
 
 
 def test_patch_step_kernel_is_bit_for_bit_numpy():
-    from skcal.recalibration._patching import _patch_rows
+    from skcal.recalibration._patch_ops import patch_rows as _patch_rows
 
     from reference import simplex_projection_sort_numpy
 
@@ -783,7 +783,7 @@ def test_patch_step_kernel_is_bit_for_bit_numpy():
 
 
 def test_rank_utilities_kernel_is_bit_for_bit_the_utilities_own_evaluation():
-    from skcal.recalibration._patching import _IncrementalAudit
+    from skcal.recalibration._patch_ops import IncrementalAudit as _IncrementalAudit
     from skcal.utilities import ClassWise as CW
     from skcal.utilities import TopClass
     from skcal.utilities import TopK as TK
@@ -831,7 +831,7 @@ def test_rank_utilities_kernel_is_bit_for_bit_the_utilities_own_evaluation():
 
 
 def test_top_k_indicator_is_the_top_k_utility_matrix():
-    from skcal.recalibration._patching import _top_k_indicator
+    from skcal.recalibration._patch_ops import top_k_indicator as _top_k_indicator
 
     from reference import utility_vector_bruteforce
 
@@ -896,6 +896,7 @@ def test_fast_fit_is_bit_for_bit_the_numpy_fit(params, monkeypatch):
     # evaluation and utility matrices, v_u recomputed for every patch. The
     # patches (utilities, intervals, signs, steps), the fitted and replayed
     # predictions and the history must be equal to the last bit.
+    import skcal.recalibration._patch_ops as ops
     import skcal.recalibration._patching as module
 
     from reference import simplex_projection_sort_numpy
@@ -926,16 +927,19 @@ def test_fast_fit_is_bit_for_bit_the_numpy_fit(params, monkeypatch):
         fast = UtilityPatchingRecalibrator(**params)
         P_fast = fast.fit_transform(P, y, sample_weight=w)
         with monkeypatch.context() as slow:
+            # the fit calls them from both modules: replace them in both
+            for where in (ops, module):
+                slow.setattr(
+                    where, "patch_rows",
+                    lambda rows, U, sign, step: simplex_projection_sort_numpy(
+                        rows + (step * sign) * U
+                    ),
+                )
             slow.setattr(
-                module, "_patch_rows",
-                lambda rows, U, sign, step: simplex_projection_sort_numpy(
-                    rows + (step * sign) * U
-                ),
+                module, "utility_rows", lambda u, rows: u._checked_matrix(rows)
             )
-            slow.setattr(
-                module, "_utility_rows", lambda u, rows: u._checked_matrix(rows)
-            )
-            slow.setattr(module._IncrementalAudit, "_evaluate", numpy_evaluate)
+            slow.setattr(ops, "utility_rows", lambda u, rows: u._checked_matrix(rows))
+            slow.setattr(ops.IncrementalAudit, "_evaluate", numpy_evaluate)
             slow.setattr(
                 module.UtilityPatchingRecalibrator, "_patch", patch_recomputing_v
             )

@@ -1,88 +1,21 @@
-"""Reliability diagrams that show what the calibration measures found.
-
-matplotlib is optional: it is imported only when something is drawn.
-"""
+"""The reliability diagram, with a calibrated-null band and the measures drawn in."""
 
 import numpy as np
-from sklearn.utils import check_random_state
 
-from ._validation import check_binary_calibration_input
-from .metrics import (
+from .._pyplot import import_pyplot
+from .._validation import check_binary_calibration_input
+from ..metrics import (
     binned_ece,
     cutoff_calibration_error,
     smooth_calibration_error,
     soft_binned_cdl,
 )
+from ._band import null_bin_frequencies, soft_bins
+from ._common import check_estimator_proba, check_int, check_name, estimator_name
 
-__all__ = [
-    "ReliabilityDisplay",
-    "plot_classwise_reliability",
-    "plot_patching_history",
-    "plot_test_result",
-    "null_bin_frequencies",
-    "soft_bins",
-]
+__all__ = ["ReliabilityDisplay"]
 
-_OVERLAYS = ("band", "cutoff", "scdl", "smce")
-
-
-def import_pyplot(caller):
-    """``matplotlib.pyplot``, or an ImportError that says how to install it."""
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ImportError(
-            f"{caller} requires matplotlib, an optional dependency of skcal. "
-            'Install it with `pip install "skcal[plot]"`.'
-        ) from exc
-    return plt
-
-
-def soft_bins(y, p, w, m):
-    """The triangular soft bins of SCDL at grid ``m``.
-
-    ``pi_j = E[w_j(p)]`` and ``q_j = E[w_j(p) y] / pi_j`` with
-    ``w_j(p) = (1 - |m p - j|)_+``, ``j = 0, ..., m`` (Lemma 3.1 of
-    Bairaktari, Hu, Nguyen and Ullman, *An Actionable and Testable Measure of
-    Calibration*). Each prediction splits its weight between the two grid
-    points around it. Returns ``(centers, pi, q)``; ``q`` is NaN where
-    ``pi == 0``.
-    """
-    y, p, w = (np.asarray(a, dtype=np.float64) for a in (y, p, w))
-    total = w.sum()
-    mp = m * p
-    left = np.minimum(np.floor(mp).astype(np.intp), m - 1)
-    frac = mp - left  # weight share of the upper grid point, in [0, 1]
-    pi = np.bincount(left, w * (1 - frac), m + 1) + np.bincount(
-        left + 1, w * frac, m + 1
-    )
-    pos = np.bincount(left, w * y * (1 - frac), m + 1) + np.bincount(
-        left + 1, w * y * frac, m + 1
-    )
-    with np.errstate(invalid="ignore", divide="ignore"):
-        q = np.where(pi > 0, pos / pi, np.nan)
-    return np.arange(m + 1) / m, pi / total, q
-
-
-def null_bin_frequencies(p, w, bin_of_row, n_bins, n_resamples, random_state):
-    """Weighted outcome frequency per bin on data drawn from the calibrated null.
-
-    Draws ``y*_i ~ Bernoulli(p_i)`` independently, ``n_resamples`` times, and
-    returns the array of shape ``(n_resamples, n_bins)`` of
-    ``sum_{i in bin} w_i y*_i / sum_{i in bin} w_i`` (NaN for empty bins).
-    """
-    rng = check_random_state(random_state)
-    wsum = np.bincount(bin_of_row, w, n_bins)
-    out = np.empty((n_resamples, n_bins))
-    # blocks of resamples keep the (n_samples, block) draw matrix small
-    block = max(1, min(n_resamples, 2_000_000 // max(1, p.shape[0])))
-    for start in range(0, n_resamples, block):
-        stop = min(n_resamples, start + block)
-        draws = rng.uniform(size=(stop - start, p.shape[0])) < p
-        for r, row in enumerate(draws):
-            out[start + r] = np.bincount(bin_of_row, w * row, n_bins)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(wsum > 0, out / wsum, np.nan)
+OVERLAYS = ("band", "cutoff", "scdl", "smce")
 
 
 class ReliabilityDisplay:
@@ -150,6 +83,12 @@ class ReliabilityDisplay:
         ``"smce"``: ``(points, witness)``.
     estimator_name : str, default=None
         Name of the model, for the legend.
+    band_level : float, default=0.95
+        Central probability the band covers at each bin, for its legend entry.
+    top_label : bool, default=False
+        Whether the predictions are top-label confidences (axis labels).
+    weighted : bool, default=False
+        Whether the rows have unequal weights (the histogram's axis label).
 
     Attributes
     ----------
@@ -182,7 +121,7 @@ class ReliabilityDisplay:
     >>> import matplotlib
     >>> matplotlib.use("Agg")
     >>> import numpy as np
-    >>> from skcal._reliability import ReliabilityDisplay
+    >>> from skcal import ReliabilityDisplay
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=500)
     >>> y = rng.uniform(size=500) < p ** 1.5
@@ -225,7 +164,7 @@ class ReliabilityDisplay:
         w = np.asarray(sample_weight, dtype=np.float64)
         self.n_effective = w.sum() ** 2 / (w**2).sum()
 
-    def plot(self, ax=None, *, name=None, overlays=_OVERLAYS, hist_ax=None, **kwargs):
+    def plot(self, ax=None, *, name=None, overlays=OVERLAYS, hist_ax=None, **kwargs):
         """Draw the diagram.
 
         Parameters
@@ -250,12 +189,7 @@ class ReliabilityDisplay:
             ``self``, with the artists and axes set.
         """
         plt = import_pyplot("ReliabilityDisplay.plot")
-        overlays = tuple(overlays)
-        unknown = set(overlays) - set(_OVERLAYS)
-        if unknown:
-            raise ValueError(
-                f"overlays must be a subset of {_OVERLAYS}, got {sorted(unknown)}."
-            )
+        overlays = check_overlays(overlays)
         if ax is None:
             fig, (ax, hist_ax) = plt.subplots(
                 2,
@@ -396,6 +330,18 @@ class ReliabilityDisplay:
         self.figure_ = ax.figure
         return self
 
+    @staticmethod
+    def _check_params(n_bins, n_resamples, band_level, overlays, name):
+        """The plotting parameters, checked before any data is read."""
+        check_int(n_bins, "n_bins", low=1)
+        check_int(n_resamples, "n_resamples", low=0)
+        if isinstance(band_level, bool) or not isinstance(band_level, (int, float)) or not (
+            0 < band_level < 1
+        ):
+            raise ValueError(f"band_level must be in (0, 1), got {band_level!r}.")
+        check_overlays(overlays)
+        check_name(name)
+
     @classmethod
     def from_predictions(
         cls,
@@ -411,7 +357,7 @@ class ReliabilityDisplay:
         random_state=None,
         name=None,
         ax=None,
-        overlays=_OVERLAYS,
+        overlays=OVERLAYS,
         **kwargs,
     ):
         """Compute the curve, band and measures from predictions, and plot them.
@@ -424,7 +370,9 @@ class ReliabilityDisplay:
             Predicted probability of the positive class, or ``predict_proba``
             output (top-label for more than two columns).
         sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows; equal weights when None.
         pos_label : int, float, bool or str, default=None
+            The positive class of binary ``y_true``, as in :mod:`sklearn.metrics`.
         labels : array-like of shape (n_classes,), default=None
             The class of each column of ``y_prob``.
         n_bins : int, default=10
@@ -438,25 +386,49 @@ class ReliabilityDisplay:
         name : str, default=None
             Legend entry.
         ax : matplotlib Axes, default=None
+            Axes for the diagram; a new figure when None (see :meth:`plot`).
         overlays : iterable of str, default=("band", "cutoff", "scdl", "smce")
+            Which overlays to draw.
         **kwargs : dict
             Passed to ``matplotlib.axes.Axes.plot`` for the curve.
 
         Returns
         -------
         display : ReliabilityDisplay
+            The display, drawn.
         """
         import_pyplot(f"{cls.__name__}.from_predictions")
-        if not 0 < band_level < 1:
-            raise ValueError(f"band_level must be in (0, 1), got {band_level!r}.")
-        if (
-            isinstance(n_resamples, bool)
-            or not isinstance(n_resamples, int | np.integer)
-            or n_resamples < 0
-        ):
-            raise ValueError(
-                f"n_resamples must be a non-negative integer, got {n_resamples!r}."
-            )
+        cls._check_params(n_bins, n_resamples, band_level, overlays, name)
+        display = cls._compute(
+            y_true,
+            y_prob,
+            sample_weight=sample_weight,
+            pos_label=pos_label,
+            labels=labels,
+            n_bins=n_bins,
+            n_resamples=n_resamples,
+            band_level=band_level,
+            random_state=random_state,
+            name=name,
+        )
+        return display.plot(ax=ax, overlays=overlays, **kwargs)
+
+    @classmethod
+    def _compute(
+        cls,
+        y_true,
+        y_prob,
+        *,
+        sample_weight,
+        pos_label,
+        labels,
+        n_bins,
+        n_resamples,
+        band_level,
+        random_state,
+        name,
+    ):
+        """The display of checked parameters, not drawn yet."""
         y, p, w = check_binary_calibration_input(
             y_true, y_prob, sample_weight, pos_label=pos_label, labels=labels
         )
@@ -495,7 +467,7 @@ class ReliabilityDisplay:
         scdl_bins = (mstar, None, None, None)
         if mstar <= 4096:  # m* = 2**40 when the data are calibrated to ~1e-12
             scdl_bins = (mstar, *soft_bins(y, p, w, mstar))
-        display = cls(
+        return cls(
             prob_true=bins.bin_accuracy[full],
             prob_pred=bins.bin_confidence[full],
             band=band,
@@ -514,34 +486,92 @@ class ReliabilityDisplay:
             # a label "total weight" only when the weights are not all 1
             weighted=not np.all(w == 1.0),
         )
-        return display.plot(ax=ax, overlays=overlays, **kwargs)
 
     @classmethod
-    def from_estimator(cls, estimator, X, y, *, name=None, **kwargs):
+    def from_estimator(
+        cls,
+        estimator,
+        X,
+        y,
+        *,
+        sample_weight=None,
+        n_bins=10,
+        n_resamples=1000,
+        band_level=0.95,
+        random_state=None,
+        name=None,
+        ax=None,
+        overlays=OVERLAYS,
+        **kwargs,
+    ):
         """Plot the diagram of a fitted classifier's ``predict_proba`` on ``X``.
+
+        The parameters are checked, as by :meth:`from_predictions`, before
+        ``predict_proba`` is called; the columns are labelled by the
+        estimator's ``classes_``.
 
         Parameters
         ----------
         estimator : fitted classifier with ``predict_proba``
+            The model whose predictions are drawn.
         X : array-like of shape (n_samples, n_features)
+            Input of ``predict_proba``.
         y : array-like of shape (n_samples,)
+            Observed labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows; equal weights when None.
+        n_bins : int, default=10
+            Number of equal-weight bins of the curve.
+        n_resamples : int, default=1000
+            Draws of the calibrated null for the band; 0 for no band.
+        band_level : float, default=0.95
+            Central probability the band covers at each bin, in (0, 1).
+        random_state : int, RandomState instance or None, default=None
+            Seeds the band's resampling.
         name : str, default=None
             Legend entry; the estimator's class name when None.
+        ax : matplotlib Axes, default=None
+            Axes for the diagram; a new figure when None.
+        overlays : iterable of str, default=("band", "cutoff", "scdl", "smce")
+            Which overlays to draw.
         **kwargs : dict
-            Passed to :meth:`from_predictions`.
+            Passed to ``matplotlib.axes.Axes.plot`` for the curve.
 
         Returns
         -------
         display : ReliabilityDisplay
+            The display, drawn.
         """
         import_pyplot(f"{cls.__name__}.from_estimator")
+        cls._check_params(n_bins, n_resamples, band_level, overlays, name)
+        check_estimator_proba(estimator, f"{cls.__name__}.from_estimator")
         return cls.from_predictions(
             y,
             estimator.predict_proba(X),
+            sample_weight=sample_weight,
             labels=estimator.classes_,
-            name=type(estimator).__name__ if name is None else name,
+            n_bins=n_bins,
+            n_resamples=n_resamples,
+            band_level=band_level,
+            random_state=random_state,
+            name=estimator_name(estimator, name),
+            ax=ax,
+            overlays=overlays,
             **kwargs,
         )
+
+
+def check_overlays(overlays):
+    """``overlays`` as a tuple of known names, or a ValueError."""
+    if isinstance(overlays, str):
+        overlays = (overlays,)
+    overlays = tuple(overlays)
+    unknown = set(overlays) - set(OVERLAYS)
+    if unknown:
+        raise ValueError(
+            f"overlays must be a subset of {OVERLAYS}, got {sorted(unknown)}."
+        )
+    return overlays
 
 
 def _panels(ax):
@@ -555,281 +585,3 @@ def _panels(ax):
         )
         ax._skcal_hist_ax = hist_ax
     return hist_ax
-
-
-_MEASURE_NAMES = {
-    "smce": "smooth calibration error",
-    "dce": "lower distance to calibration",
-    "cutoff": "cutoff calibration error",
-    "scdl": "soft-binned CDL",
-    "cdl": "calibration decision loss",
-    "binned_ece": "binned ECE",
-}
-
-
-def plot_test_result(result, ax=None, *, null_statistics=None):
-    """Draw a calibration test: null distribution, statistic, threshold, verdict.
-
-    Parameters
-    ----------
-    result : CalibrationTestResult or fitted CalibrationTester
-        The decision. A fitted :class:`skcal.CalibrationTester` also supplies
-        its resampled null statistics (``null_statistics_``).
-    ax : matplotlib Axes, default=None
-    null_statistics : array-like, default=None
-        The measure on each data set resampled under calibration; taken from
-        ``result.null_statistics`` or the tester's ``null_statistics_`` when
-        None. Without them (theory mode) only the statistic and threshold
-        are drawn.
-
-    Returns
-    -------
-    ax : matplotlib Axes
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import numpy as np
-    >>> from skcal import CalibrationTester
-    >>> from skcal._reliability import plot_test_result
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=300)
-    >>> y = rng.uniform(size=300) < p
-    >>> tester = CalibrationTester(n_resamples=199, resampling_risk=None,
-    ...                            random_state=0).fit(y, p)
-    >>> ax = plot_test_result(tester)
-    >>> ax.get_title()
-    'Calibration test: calibrated, p-value 0.15'
-    """
-    plt = import_pyplot("plot_test_result")
-    tester = None
-    if hasattr(result, "result_"):
-        tester, result = result, result.result_
-    if null_statistics is None:
-        null_statistics = getattr(result, "null_statistics", None)
-        if null_statistics is None and tester is not None:
-            null_statistics = getattr(tester, "null_statistics_", None)
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6.4, 3.6))
-    if null_statistics is not None:
-        null = np.asarray(null_statistics, dtype=np.float64)
-        ax.hist(
-            null,
-            bins=40,
-            color="0.7",
-            ec="0.5",
-            lw=0.4,
-            label=f"{null.shape[0]} data sets resampled as if calibrated",
-        )
-        ax.set_ylabel("number of resampled data sets")
-        ax.set_ylim(top=1.5 * ax.get_ylim()[1])  # room for the legend
-    else:
-        ax.set_yticks([])
-    verdict = "calibrated" if result.calibrated else "not calibrated"
-    color = "tab:green" if result.calibrated else "tab:red"
-    ax.axvline(
-        result.threshold,
-        color="k",
-        ls="--",
-        label=f"threshold {result.threshold:.4f} (alpha = {result.alpha:g})",
-    )
-    ax.axvline(
-        result.statistic,
-        color=color,
-        lw=2,
-        label=f"observed {result.statistic:.4f}: {verdict}",
-    )
-    measure = _MEASURE_NAMES.get(result.measure, result.measure)
-    ax.set_xlabel(f"{measure} (n = {result.n})")
-    p = "" if result.p_value is None else f", p-value {result.p_value:.3g}"
-    ax.set_title(f"Calibration test: {verdict}{p}")
-    ax.legend(fontsize="small", loc="upper right")
-    ax.set_xlim(left=0)
-    return ax
-
-
-def plot_patching_history(recalibrator, ax=None):
-    """Draw the history of a fitted UtilityPatchingRecalibrator.
-
-    The utility calibration error UC (left axis) and the Brier score (right
-    axis) after each patch, on the fitted samples and, when the
-    recalibrator held samples out (``validation_fraction``), on those.
-
-    Parameters
-    ----------
-    recalibrator : fitted UtilityPatchingRecalibrator
-        Read through its ``history_`` dict (keys ``"uc"``, ``"brier"`` and
-        optionally ``"validation_uc"``, ``"validation_brier"``).
-    ax : matplotlib Axes, default=None
-
-    Returns
-    -------
-    ax : matplotlib Axes
-        The UC axis; the Brier axis is its right-hand twin.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import numpy as np
-    >>> from skcal import UtilityPatchingRecalibrator
-    >>> from skcal._reliability import plot_patching_history
-    >>> rng = np.random.default_rng(0)
-    >>> P = rng.dirichlet(np.ones(3), size=300)
-    >>> y = np.array([rng.choice(3, p=np.roll(q, 1)) for q in P])
-    >>> rec = UtilityPatchingRecalibrator(max_iter=5).fit(P, y)
-    >>> ax = plot_patching_history(rec)
-    >>> ax.get_xlabel()
-    'patches made'
-    """
-    plt = import_pyplot("plot_patching_history")
-    history = getattr(recalibrator, "history_", None)
-    if history is None:
-        raise ValueError(
-            "recalibrator has no history_: fit the UtilityPatchingRecalibrator first."
-        )
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6.4, 3.6))
-    brier_ax = ax.twinx()
-    t = np.arange(len(history["uc"]))
-    lines = ax.plot(
-        t, history["uc"], "o-", color="tab:blue", ms=3, label="UC, fitted samples"
-    )
-    lines += brier_ax.plot(
-        t,
-        history["brier"],
-        "s-",
-        color="tab:orange",
-        ms=3,
-        label="Brier, fitted samples",
-    )
-    if "validation_uc" in history:
-        lines += ax.plot(
-            t,
-            history["validation_uc"],
-            "o--",
-            color="tab:blue",
-            ms=3,
-            alpha=0.7,
-            label="UC, held out",
-        )
-        lines += brier_ax.plot(
-            t,
-            history["validation_brier"],
-            "s--",
-            color="tab:orange",
-            ms=3,
-            alpha=0.7,
-            label="Brier, held out",
-        )
-    from matplotlib.ticker import MaxNLocator
-
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("patches made")
-    ax.set_ylabel("utility calibration error (UC)")
-    brier_ax.set_ylabel("Brier score")
-    ax.legend(lines, [line.get_label() for line in lines], fontsize="small")
-    ax.set_xlim(-0.2, max(1, t[-1]) + 0.2)
-    return ax
-
-
-def plot_classwise_reliability(
-    y_true,
-    y_proba,
-    *,
-    labels=None,
-    sample_weight=None,
-    n_bins=10,
-    random_state=None,
-    axes=None,
-    **kwargs,
-):
-    """Class-wise reliability diagrams of multiclass predictions, side by side.
-
-    For each class ``k``, the one-vs-rest diagram of ``P[:, k]`` against
-    ``1{y = k}``, drawn by :class:`ReliabilityDisplay` with its band and
-    overlays. (The top-label view is ``ReliabilityDisplay.from_predictions``
-    on the whole matrix.)
-
-    Parameters
-    ----------
-    y_true : array-like of shape (n_samples,)
-    y_proba : array-like of shape (n_samples, n_classes)
-    labels : array-like of shape (n_classes,), default=None
-        The class of each column; the sorted distinct labels when None (then
-        every class must occur in ``y_true``).
-    sample_weight : array-like of shape (n_samples,), default=None
-    n_bins : int, default=10
-    random_state : int, RandomState instance or None, default=None
-    axes : array of matplotlib Axes, default=None
-        One per class; when None, a new figure with a near-square grid of
-        panels (``ceil(sqrt(n_classes))`` columns).
-    **kwargs : dict
-        Passed to :meth:`ReliabilityDisplay.from_predictions`.
-
-    Returns
-    -------
-    displays : list of ReliabilityDisplay
-        One per class, titled by the class.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> from sklearn.datasets import load_iris
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> from skcal._reliability import plot_classwise_reliability
-    >>> X, y = load_iris(return_X_y=True)
-    >>> P = LogisticRegression(max_iter=500).fit(X, y).predict_proba(X)
-    >>> displays = plot_classwise_reliability(y, P, random_state=0)
-    >>> [d.ax_.get_title() for d in displays]
-    ['class 0', 'class 1', 'class 2']
-    """
-    plt = import_pyplot("plot_classwise_reliability")
-    y = np.asarray(y_true)
-    P = np.asarray(y_proba)
-    if P.ndim != 2 or P.shape[1] < 2:
-        raise ValueError(
-            f"y_proba must have shape (n_samples, n_classes), got {P.shape}."
-        )
-    classes = np.unique(y) if labels is None else np.asarray(labels)
-    if classes.shape[0] != P.shape[1]:
-        raise ValueError(
-            f"y_proba has {P.shape[1]} columns but there are {classes.shape[0]} "
-            "classes; pass labels, the class of each column."
-        )
-    if axes is None:
-        # a near-square grid (3 x 3 for 7 to 9 classes), not one long row of
-        # panels too small to read; the unused cells are switched off
-        n_cols = int(np.ceil(np.sqrt(P.shape[1])))
-        n_rows = int(np.ceil(P.shape[1] / n_cols))
-        fig, axes = plt.subplots(
-            n_rows,
-            n_cols,
-            figsize=(5.8 * n_cols, 6.2 * n_rows),
-            gridspec_kw={"wspace": 0.45, "hspace": 0.3},
-            squeeze=False,
-        )
-        for ax in axes.ravel()[P.shape[1]:]:
-            ax.set_axis_off()
-    axes = np.ravel(axes)
-    if axes.shape[0] < P.shape[1]:
-        raise ValueError(
-            f"axes has {axes.shape[0]} Axes but y_proba has {P.shape[1]} classes; "
-            "pass one Axes per class."
-        )
-    displays = []
-    for k, (cls, ax) in enumerate(zip(classes, axes)):
-        d = ReliabilityDisplay.from_predictions(
-            (y == cls).astype(np.float64),
-            P[:, k],
-            sample_weight=sample_weight,
-            n_bins=n_bins,
-            random_state=random_state,
-            ax=ax,
-            **kwargs,
-        )
-        ax.set_title(f"class {cls}")
-        displays.append(d)
-    return displays

@@ -1,4 +1,4 @@
-"""Reliability diagram, test-result and patching-history pictures."""
+"""ReliabilityDisplay: the diagram, its band and overlays, and the gallery scripts."""
 
 import doctest
 import subprocess
@@ -13,26 +13,19 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.collections import PolyCollection  # noqa: E402
 
-import skcal._reliability as reliability  # noqa: E402
+import skcal.display._reliability as reliability  # noqa: E402
 from skcal import (  # noqa: E402
-    CalibrationTester,
-    UtilityPatchingRecalibrator,
+    ReliabilityDisplay,
     binned_ece,
     cutoff_calibration_error,
     smooth_calibration_error,
     soft_binned_cdl,
 )
-from skcal._reliability import (  # noqa: E402
-    ReliabilityDisplay,
-    null_bin_frequencies,
-    plot_patching_history,
-    plot_test_result,
-    soft_bins,
-)
+from skcal.display._band import null_bin_frequencies, soft_bins  # noqa: E402
 
 from reference import null_bin_frequencies_reference, soft_bins_reference  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -231,53 +224,43 @@ def test_calibrated_constant_predictions_draw_without_soft_bins():
     assert d.scdl_points_ is None and d.cutoff_span_ is None
 
 
-def test_plot_test_result_draws_null_statistic_threshold_and_verdict():
-    y, p = _data(300, power=1.0)
-    tester = CalibrationTester(n_resamples=99, resampling_risk=None, random_state=0).fit(y, p)
-    ax = plot_test_result(tester)
-    result = tester.result_
-    heights = sum(patch.get_height() for patch in ax.patches)
-    assert heights == 99
-    xs = sorted(line.get_xdata()[0] for line in ax.lines)
-    assert xs == sorted([result.statistic, result.threshold])
-    assert "calibrated" in ax.get_title()
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert any("threshold" in t for t in labels)
-    theory = CalibrationTester(threshold="theory", epsilon=0.9).fit(y, p).result_
-    ax2 = plot_test_result(theory)
-    assert len(ax2.patches) == 0 and len(ax2.lines) == 2
-
-
-def test_plot_patching_history_draws_every_curve():
-    rng = np.random.default_rng(0)
-    P = rng.dirichlet(np.ones(3), size=300)
-    y = np.array([rng.choice(3, p=np.roll(q, 1)) for q in P])
-    rec = UtilityPatchingRecalibrator(
-        max_iter=4, validation_fraction=0.3, random_state=0
-    ).fit(P, y)
-    ax = plot_patching_history(rec)
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels == [
-        "UC, fitted samples",
-        "Brier, fitted samples",
-        "UC, held out",
-        "Brier, held out",
-    ]
-    np.testing.assert_allclose(ax.lines[0].get_ydata(), rec.history_["uc"])
-    with pytest.raises(ValueError, match="fit"):
-        plot_patching_history(UtilityPatchingRecalibrator())
-
-
 def test_missing_matplotlib_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     y, p = _data(50)
-    with pytest.raises(ImportError, match=r'pip install "skcal\[plot\]"'):
+    with pytest.raises(ImportError, match="pip install matplotlib"):
         ReliabilityDisplay.from_predictions(y, p)
 
 
 def test_docstring_examples_of_the_module():
     result = doctest.testmod(reliability, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_from_estimator_checks_parameters_before_predicting():
+    class Spy:
+        def __init__(self):
+            self.classes_ = np.array([0, 1])
+
+        def fit(self):
+            return self
+
+        def predict_proba(self, X):
+            raise AssertionError("predict_proba called before the checks")
+
+    X, y = np.zeros((4, 1)), np.array([0, 1, 0, 1])
+    for bad, match in (
+        ({"n_bins": 0}, "n_bins"),
+        ({"band_level": 1.5}, "band_level"),
+        ({"n_resamples": -1}, "n_resamples"),
+        ({"overlays": ("witness",)}, "overlays"),
+        ({"name": 3}, "name"),
+    ):
+        with pytest.raises((ValueError, TypeError), match=match):
+            ReliabilityDisplay.from_estimator(Spy(), X, y, **bad)
+        with pytest.raises((ValueError, TypeError), match=match):
+            ReliabilityDisplay.from_predictions(y, [0.2, 0.8, 0.3, 0.6], **bad)
+    with pytest.raises(TypeError, match="predict_proba"):
+        ReliabilityDisplay.from_estimator(object(), X, y)
 
 
 def test_gallery_example_runs_headless(tmp_path):
@@ -298,44 +281,6 @@ def test_gallery_example_runs_headless(tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_classwise_view_is_one_vs_rest_per_class():
-    from skcal._reliability import plot_classwise_reliability
-
-    rng = np.random.default_rng(0)
-    P = rng.dirichlet(np.ones(3), size=300)
-    y = np.array([rng.choice(["a", "b", "c"], p=q) for q in P])
-    displays = plot_classwise_reliability(y, P, random_state=0, n_bins=5)
-    assert [d.ax_.get_title() for d in displays] == ["class a", "class b", "class c"]
-    for k, d in enumerate(displays):
-        direct = smooth_calibration_error((y == "abc"[k]).astype(int), P[:, k])
-        assert abs(d.measures["smce"] - direct) < 1e-12
-        assert d.ax_hist_.get_xlabel() == "predicted probability"
-    with pytest.raises(ValueError, match="labels"):
-        plot_classwise_reliability(y, P[:, :2])
-
-
-def test_plot_methods_of_tester_result_and_recalibrator():
-    matplotlib = pytest.importorskip("matplotlib")
-    matplotlib.use("Agg")
-    import skcal
-
-    rng = np.random.default_rng(0)
-    p = rng.uniform(size=400)
-    y = (rng.uniform(size=400) < p).astype(int)
-    tester = skcal.CalibrationTester(random_state=0).fit(y, p)
-    ax = tester.plot()
-    assert ax.get_title().startswith("Calibration test: calibrated")
-    assert len(ax.patches) > 0  # the null distribution is drawn
-    ax = tester.decide().plot()
-    assert "p-value" in ax.get_title()
-    P = rng.dirichlet(np.ones(3), size=300)
-    labels = np.array([rng.choice(3, p=row) for row in P])
-    sharpened = P**2 / (P**2).sum(axis=1, keepdims=True)
-    rec = skcal.UtilityPatchingRecalibrator(max_iter=5).fit(sharpened, labels)
-    ax = rec.plot_history()
-    assert len(ax.get_lines()) >= 1
-
-
 @pytest.mark.parametrize(
     "script", sorted((ROOT / "examples").glob("*.py")), ids=lambda p: p.name
 )
@@ -351,26 +296,3 @@ def test_every_example_runs_headless_and_draws(script, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-def test_classwise_view_is_a_grid_of_readable_panels():
-    import matplotlib.pyplot as plt
-
-    from skcal._reliability import plot_classwise_reliability
-
-    rng = np.random.default_rng(0)
-    P = rng.dirichlet(np.ones(7), size=400)
-    y = np.array([rng.choice(7, p=row) for row in P])
-    displays = plot_classwise_reliability(y, P, random_state=0, n_bins=5)
-    fig = displays[0].figure_
-    grid = displays[0].ax_.get_subplotspec().get_gridspec()
-    assert (grid.nrows, grid.ncols) == (3, 3)
-    # a 3x3 grid gives each panel about a fifth of the width after spacing
-    # (one row of 7 gave each about a tenth)
-    for d in displays:
-        assert d.ax_.get_position().width > 0.15
-    # the two cells left over are switched off
-    assert sum(not ax.axison for ax in fig.axes) == 2
-    with pytest.raises(ValueError, match="one Axes per class"):
-        plot_classwise_reliability(y, P, axes=fig.axes[:3])
-    plt.close("all")

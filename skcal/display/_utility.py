@@ -1,23 +1,22 @@
-"""Plots of calibration results, in the style of scikit-learn's Display objects.
-
-matplotlib is an optional dependency: it is imported only when something is
-drawn, so ``import skcal`` never needs it.
-"""
+"""The eCDF of the utility calibration error over a family of utilities."""
 
 import numpy as np
 
-from ._reliability import import_pyplot
-from .metrics import utility_calibration_ecdf
+from .._pyplot import import_pyplot
+from ..metrics import utility_calibration_ecdf
+from ._common import check_estimator_proba, check_int, check_name, estimator_name
 
 __all__ = ["UtilityCalibrationDisplay"]
 
 
-def _import_pyplot(caller):
-    return import_pyplot(caller)
+def _check_params(n_utilities, name):
+    if n_utilities is not None:
+        check_int(n_utilities, "n_utilities", low=1)
+    check_name(name)
 
 
 class UtilityCalibrationDisplay:
-    """eCDF of the utility calibration error over a family of utilities.
+    """Empirical CDF of the utility calibration error over a family of utilities.
 
     Section 4 (Figure 1) of Hegazy, Jordan and Dieuleveut, *Scalable
     Utility-Aware Multiclass Calibration*: for utilities ``u_1, ..., u_M`` drawn
@@ -58,10 +57,10 @@ class UtilityCalibrationDisplay:
     >>> import numpy as np
     >>> from skcal import UtilityCalibrationDisplay
     >>> rng = np.random.default_rng(0)
-    >>> y_proba = rng.dirichlet(np.ones(3), size=100)
-    >>> y_true = [rng.choice(3, p=p) for p in y_proba]
+    >>> y_prob = rng.dirichlet(np.ones(3), size=100)
+    >>> y_true = [rng.choice(3, p=p) for p in y_prob]
     >>> display = UtilityCalibrationDisplay.from_predictions(
-    ...     y_true, y_proba, "rank", n_utilities=20, random_state=0, name="model")
+    ...     y_true, y_prob, "rank", n_utilities=20, random_state=0, name="model")
     >>> display.errors.shape
     (20,)
     >>> display.ax_.get_xlabel()
@@ -92,7 +91,7 @@ class UtilityCalibrationDisplay:
         display : UtilityCalibrationDisplay
             ``self``, with ``line_``, ``ax_`` and ``figure_`` set.
         """
-        plt = _import_pyplot("UtilityCalibrationDisplay.plot")
+        plt = import_pyplot("UtilityCalibrationDisplay.plot")
         if ax is None:
             _, ax = plt.subplots()
         name = self.estimator_name if name is None else name
@@ -117,7 +116,7 @@ class UtilityCalibrationDisplay:
     def from_predictions(
         cls,
         y_true,
-        y_proba,
+        y_prob,
         family="linear",
         *,
         n_utilities=None,
@@ -133,28 +132,36 @@ class UtilityCalibrationDisplay:
         Parameters
         ----------
         y_true : array-like of shape (n_samples,)
-        y_proba : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Observed labels.
+        y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Predicted probabilities.
         family : {"linear", "rank"}, sampled or finite family, default="linear"
             See :func:`skcal.utility_calibration_ecdf`.
         n_utilities : int, default=None
             Utilities drawn from a continuous family (1500 when None).
         random_state : int, RandomState instance or None, default=None
+            Seeds the draws of utilities from a continuous family.
         sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows; equal weights when None.
         labels : array-like of shape (n_classes,), default=None
+            The class of each column of ``y_prob``.
         name : str, default=None
             Legend entry.
         ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
         **kwargs : dict
             Passed to ``matplotlib.axes.Axes.step``.
 
         Returns
         -------
         display : UtilityCalibrationDisplay
+            The display, drawn.
         """
-        _import_pyplot(f"{cls.__name__}.from_predictions")
+        import_pyplot(f"{cls.__name__}.from_predictions")
+        _check_params(n_utilities, name)
         errors, _, _ = utility_calibration_ecdf(
             y_true,
-            y_proba,
+            y_prob,
             family,
             n_utilities=n_utilities,
             random_state=random_state,
@@ -188,23 +195,34 @@ class UtilityCalibrationDisplay:
         Parameters
         ----------
         estimator : fitted classifier with ``predict_proba``
+            The model whose predictions are measured.
         X : array-like of shape (n_samples, n_features)
+            Input samples, in any form the base estimator accepts.
         y : array-like of shape (n_samples,)
+            Observed labels.
         family : {"linear", "rank"}, sampled or finite family, default="linear"
+            The utilities, as for :meth:`from_predictions`.
         n_utilities : int, default=None
+            Utilities drawn from a continuous family (1500 when None).
         random_state : int, RandomState instance or None, default=None
+            Seeds the draws of utilities from a continuous family.
         sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows; equal weights when None.
         name : str, default=None
             Legend entry; the estimator's class name when None.
         ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
         **kwargs : dict
             Passed to ``matplotlib.axes.Axes.step``.
 
         Returns
         -------
         display : UtilityCalibrationDisplay
+            The display, drawn.
         """
-        _import_pyplot(f"{cls.__name__}.from_estimator")
+        import_pyplot(f"{cls.__name__}.from_estimator")
+        _check_params(n_utilities, name)
+        check_estimator_proba(estimator, f"{cls.__name__}.from_estimator")
         return cls.from_predictions(
             y,
             estimator.predict_proba(X),
@@ -213,7 +231,7 @@ class UtilityCalibrationDisplay:
             random_state=random_state,
             sample_weight=sample_weight,
             labels=estimator.classes_,
-            name=type(estimator).__name__ if name is None else name,
+            name=estimator_name(estimator, name),
             ax=ax,
             **kwargs,
         )
