@@ -19,17 +19,18 @@ from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._compat import Interval
+from ._affine import DirichletCalibration, VectorScaling
 from ._base import BaseRecalibrator
 from ._binning import HistogramBinning, IsotonicCalibration, ScalingBinning
-from ._common import ProbabilityPassthrough, fit_recalibrator, with_column_labels
-from ._patching import UtilityPatchingRecalibrator
-from ._scaling import (
-    BetaCalibration,
-    DirichletCalibration,
-    SigmoidCalibration,
-    TemperatureScaling,
-    VectorScaling,
+from ._common import (
+    ProbabilityPassthrough,
+    draw_seed,
+    fit_recalibrator,
+    seed_random_states,
+    with_column_labels,
 )
+from ._patching import UtilityPatchingRecalibrator
+from ._scaling import BetaCalibration, SigmoidCalibration, TemperatureScaling
 from ._spline import SplineCalibration
 from ._venn_abers import VennAbersCalibration
 
@@ -268,7 +269,11 @@ class AutoRecalibrator(BaseRecalibrator):
     n_jobs : int, default=None
         Parallel jobs over the (candidate, fold) fits.
     random_state : int, RandomState instance or None, default=None
-        Folds and subsample.
+        Folds and subsample; one integer seed drawn from it per fit is also
+        set as the ``random_state`` of every candidate (and of the
+        estimators inside it) whose ``random_state`` is None, so that an
+        integer here makes the whole fit reproducible (the inner folds of
+        Dirichlet, histogram, spline, ... included).
 
     Attributes
     ----------
@@ -389,9 +394,12 @@ class AutoRecalibrator(BaseRecalibrator):
 
     def _fit(self, P, y, w):
         rng = check_random_state(self.random_state)
+        # one seed for the inner randomness of every candidate (its inner
+        # folds, subsamples): drawn from random_state, never the global state
+        seed = draw_seed(rng)
         C = P.shape[1]
         table = [
-            (name, with_column_labels(clone(est), C))
+            (name, seed_random_states(with_column_labels(clone(est), C), seed))
             for name, est in self._candidate_table()
         ]
         kind, scorer = self._scorer()

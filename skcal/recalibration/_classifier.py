@@ -27,7 +27,7 @@ from .._meta import _HeldOutProbaMetaEstimator
 from .._validation import check_sample_weight
 from ._auto import AutoRecalibrator
 from ._base import BaseRecalibrator
-from ._common import fit_recalibrator, with_column_labels
+from ._common import draw_seed, fit_recalibrator, seed_random_states, with_column_labels
 
 __all__ = ["RecalibratedClassifier"]
 
@@ -65,7 +65,9 @@ class RecalibrationChain(BaseRecalibrator):
         Folds of the cross-fitting of every step but the last (stratified
         when every class has that many rows).
     random_state : int, RandomState instance or None, default=None
-        The folds.
+        The folds; one integer seed drawn from it per fit is also set as the
+        ``random_state`` of every step (and of the estimators inside it)
+        whose ``random_state`` is None.
 
     Attributes
     ----------
@@ -93,11 +95,12 @@ class RecalibrationChain(BaseRecalibrator):
         for step in self.steps:
             _check_recalibrator(step, "every step")
         rng = check_random_state(self.random_state)
+        seed = draw_seed(rng)
         C = P.shape[1]
         self.steps_ = []
         current = P
         for j, step in enumerate(self.steps):
-            step = with_column_labels(clone(step), C)
+            step = seed_random_states(with_column_labels(clone(step), C), seed)
             fitted = fit_recalibrator(clone(step), current, y, w)
             self.steps_.append(fitted)
             if j == len(self.steps) - 1:
@@ -149,9 +152,9 @@ class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
         :class:`~sklearn.linear_model.LogisticRegression` when None.
     recalibrator : "auto", None, object or list of objects, default="auto"
         ``"auto"`` (and None, which means the same) is
-        :class:`AutoRecalibrator` (``random_state=0``, ``n_jobs`` of this
-        estimator): the candidate recalibrator whose cross-fitted log-loss
-        on the held-out probabilities is best, the simplest within one
+        :class:`AutoRecalibrator` (``n_jobs`` of this estimator; its
+        ``random_state`` from ``random_state``): the candidate recalibrator
+        whose cross-fitted log-loss on the held-out probabilities is best, the simplest within one
         standard error of the best, and never one that scores worse than
         the model left alone (see the user guide, "How auto chooses"); pass
         ``AutoRecalibrator(selection_scoring=...)`` to choose by another
@@ -173,6 +176,17 @@ class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
         recalibrate a model fitted already; there is no ``cv="prefit"``).
     n_jobs : int, default=None
         Parallel jobs for the cross-validation.
+    random_state : int, RandomState instance or None, default=0
+        The recalibration's randomness (the folds and subsample of "auto",
+        the folds of a chain, the inner folds of a recalibrator): one
+        integer seed drawn from it per fit becomes the ``random_state`` of
+        the recalibrator's clone and of every estimator inside it whose
+        ``random_state`` is None (one given already is kept). The default
+        0 makes the fit reproducible; None draws the seed from the global
+        ``np.random`` state. The folds of ``cv`` are those of
+        :func:`~sklearn.model_selection.cross_val_predict` (an integer:
+        unshuffled stratified folds) and the base estimator's own
+        ``random_state`` is its own.
 
     Attributes
     ----------
@@ -224,11 +238,14 @@ class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
     (1000, 3)
     """
 
-    def __init__(self, estimator=None, recalibrator="auto", *, cv=5, n_jobs=None):
+    def __init__(
+        self, estimator=None, recalibrator="auto", *, cv=5, n_jobs=None, random_state=0
+    ):
         self.estimator = estimator
         self.recalibrator = recalibrator
         self.cv = cv
         self.n_jobs = n_jobs
+        self.random_state = random_state
 
     # scikit-learn's declarative parameter validation, checked by _fit_context at
     # the start of fit; estimator, recalibrator and cv are checked in fit with
@@ -238,6 +255,7 @@ class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
         "recalibrator": "no_validation",
         "cv": "no_validation",
         "n_jobs": [numbers.Integral, None],
+        "random_state": ["random_state"],
     }
 
     def _base(self):
@@ -271,7 +289,7 @@ class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
         if recalibrator is None or (
             isinstance(recalibrator, str) and recalibrator == "auto"
         ):
-            recalibrator = AutoRecalibrator(random_state=0, n_jobs=self.n_jobs)
+            recalibrator = AutoRecalibrator(n_jobs=self.n_jobs)
         elif isinstance(recalibrator, str):
             raise ValueError(
                 f"recalibrator must be 'auto', None, an object with fit(P, y) and "
@@ -285,7 +303,7 @@ class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
                 )
             for step in recalibrator:
                 _check_recalibrator(step, "every recalibrator of the list")
-            recalibrator = RecalibrationChain(list(recalibrator), random_state=0)
+            recalibrator = RecalibrationChain(list(recalibrator))
         else:
             _check_recalibrator(recalibrator)
         if isinstance(self.cv, str):
@@ -342,7 +360,10 @@ class RecalibratedClassifier(_HeldOutProbaMetaEstimator):
                 )
 
         held_out = np.asarray(held_out, dtype=np.float64)
-        self.recalibrator_ = with_column_labels(clone(recalibrator), held_out.shape[1])
+        self.recalibrator_ = seed_random_states(
+            with_column_labels(clone(recalibrator), held_out.shape[1]),
+            draw_seed(self.random_state),
+        )
         if sample_weight is not None and not has_fit_parameter(
             self.recalibrator_, "sample_weight"
         ):

@@ -156,6 +156,48 @@ def with_column_labels(recalibrator, n_columns):
     return recalibrator
 
 
+def draw_seed(random_state):
+    """One integer seed drawn from ``random_state`` (int, RandomState or None).
+
+    Drawn once per fit by the estimators that hold other estimators
+    (:class:`AutoRecalibrator`, :class:`RecalibrationChain`,
+    :class:`RecalibratedClassifier`) and handed to every inner estimator
+    whose ``random_state`` is None (:func:`seed_random_states`), so that an
+    integer ``random_state`` fixes every inner fold and subsample, none of
+    which then reads the global ``np.random`` state.
+    """
+    from sklearn.utils import check_random_state
+
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def seed_random_states(estimator, seed):
+    """Set ``random_state=seed`` wherever it is None in ``estimator``, recursively.
+
+    The estimator itself, every estimator among its parameters (e.g. the
+    ``init`` of utility patching) and every estimator in a list or tuple
+    parameter (the ``steps`` of a chain); a ``random_state`` given already
+    (an int or a RandomState) is left alone. Mutates ``estimator`` and the
+    estimators it holds: call it on a clone. Returns ``estimator``.
+    """
+    get_params = getattr(estimator, "get_params", None)
+    if get_params is None or isinstance(estimator, type):
+        return estimator
+    updates = {}
+    for key, value in get_params(deep=False).items():
+        if key == "random_state":
+            if value is None:
+                updates[key] = seed
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                seed_random_states(item, seed)
+        else:
+            seed_random_states(value, seed)
+    if updates:
+        estimator.set_params(**updates)
+    return estimator
+
+
 def fit_recalibrator(recalibrator, P, y, w):
     with_column_labels(recalibrator, P.shape[1] if np.ndim(P) == 2 else 2)
     if w is not None and has_fit_parameter(recalibrator, "sample_weight"):

@@ -17,7 +17,7 @@ from sklearn.utils import check_random_state
 
 from skcal.recalibration import AutoRecalibrator, UtilityPatchingRecalibrator
 from skcal.recalibration._auto import choose
-from skcal.recalibration._common import with_column_labels
+from skcal.recalibration._common import draw_seed, with_column_labels
 
 FAST = ["temperature", "spline"]
 
@@ -90,6 +90,7 @@ def test_overconfident_predictions_are_recalibrated_and_scores_are_out_of_fold()
     assert_allclose(auto.scores_["identity"]["score"], -log_loss(y, P), rtol=1e-12)
     # the temperature's: refitted by hand on the same folds
     rng = check_random_state(0)
+    draw_seed(rng)  # the candidates' seed is drawn first, then the folds
     folds = StratifiedKFold(5, shuffle=True, random_state=rng).split(P, y)
     temperature = with_column_labels(clone(auto._candidate_table()[1][1]), 3)
     Q = np.empty_like(P)
@@ -241,3 +242,42 @@ def test_clone_params_pickle_and_input_untouched():
     again = pickle.loads(pickle.dumps(auto))
     assert_array_equal(again.predict_proba(P), auto.predict_proba(P))
     assert again.chosen_ == auto.chosen_
+
+
+def test_integer_random_state_makes_the_whole_fit_reproducible():
+    # every candidate with inner folds (dirichlet, histogram, scaling-binning,
+    # spline, isotonic's interpolation) must take its randomness from the
+    # AutoRecalibrator's random_state, not from the global np.random state
+    P, y = _overconfident(400, 3, 11)
+    names = ["dirichlet", "histogram", "scaling-binning", "spline", "isotonic"]
+    first = AutoRecalibrator(candidates=names, random_state=0).fit(P, y)
+    np.random.seed(12345)
+    np.random.uniform(size=1000)  # consume the global state in between
+    second = AutoRecalibrator(candidates=names, random_state=0).fit(P, y)
+    np.random.seed(54321)
+    third = AutoRecalibrator(candidates=names, random_state=0).fit(P, y)
+    for other in (second, third):
+        assert other.chosen_ == first.chosen_
+        for name in first.scores_:
+            assert_array_equal(other.scores_[name]["score"], first.scores_[name]["score"])
+            assert_array_equal(other.scores_[name]["se"], first.scores_[name]["se"])
+        assert_array_equal(other.predict_proba(P), first.predict_proba(P))
+    # an integer random_state reaches the inner estimators, a given one is kept
+    from skcal.recalibration import DirichletCalibration
+
+    mine = DirichletCalibration(random_state=7)
+    auto = AutoRecalibrator(candidates={"d": mine}, random_state=0).fit(P, y)
+    assert auto.recalibrator_.random_state == 7
+    assert mine.random_state == 7
+    auto = AutoRecalibrator(candidates={"d": DirichletCalibration()}, random_state=0)
+    chosen = auto.fit(P, y).recalibrator_
+    if auto.chosen_ == "d":
+        assert isinstance(chosen.random_state, int)
+    # the default table with the patching candidates (patching's init too)
+    kw = dict(candidates=["isotonic+patching"], selection_scoring="neg_brier_score",
+              random_state=3)
+    a = AutoRecalibrator(**kw).fit(P, y)
+    np.random.uniform(size=10)
+    b = AutoRecalibrator(**kw).fit(P, y)
+    for name in a.scores_:
+        assert_array_equal(a.scores_[name]["score"], b.scores_[name]["score"])

@@ -1,4 +1,4 @@
-"""Tests of the scaling recalibrators (skcal.recalibration._scaling)."""
+"""Tests of the scaling recalibrators (skcal.recalibration._scaling and _affine)."""
 
 import pickle
 import warnings
@@ -19,6 +19,7 @@ from skcal.recalibration import (
     SigmoidCalibration,
     TemperatureScaling,
     VectorScaling,
+    _affine,
     _scaling,
 )
 
@@ -190,12 +191,12 @@ def test_analytic_gradients_match_finite_differences():
         w = rng.uniform(0, 2, 40)
         L = _scaling._log_floor(P)
         for penalty, diagonal in (
-            (_scaling._l2_penalty(0.3), False),
-            (_scaling._odir_penalty(0.3, 0.7), False),
-            (_scaling._l2_penalty(0.3), True),
+            (_affine._l2_penalty(0.3), False),
+            (_affine._odir_penalty(0.3, 0.7), False),
+            (_affine._l2_penalty(0.3), True),
             (None, False),
         ):
-            fun, to_theta, from_theta = _scaling._affine_objective(L, y, w, penalty, diagonal)
+            fun, to_theta, from_theta = _affine._affine_objective(L, y, w, penalty, diagonal)
             W = np.diag(rng.normal(size=C)) if diagonal else rng.normal(size=(C, C))
             x = to_theta(W, rng.normal(size=C))
             W2, b2 = from_theta(x)
