@@ -14,7 +14,6 @@ import warnings
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
@@ -24,6 +23,7 @@ from ._base import BaseRecalibrator
 from ._binning import HistogramBinning, IsotonicCalibration, ScalingBinning
 from ._common import (
     ProbabilityPassthrough,
+    cross_fit_folds,
     draw_seed,
     fit_recalibrator,
     seed_random_states,
@@ -179,13 +179,6 @@ def _fold_predict(estimator, P, y, w, P_test):
         return error
 
 
-def _folds(y, n_splits, rng):
-    counts = np.bincount(y)
-    if counts[counts > 0].min() >= n_splits:
-        return StratifiedKFold(n_splits, shuffle=True, random_state=rng)
-    return KFold(min(n_splits, y.shape[0]), shuffle=True, random_state=rng)
-
-
 def _subsample(y, size, rng):
     """``size`` row indices drawn without replacement, stratified by class.
 
@@ -217,6 +210,20 @@ class AutoRecalibrator(BaseRecalibrator):
     rule of Breiman et al.), so a more flexible method must beat a simpler
     one by more than the noise of the comparison to be chosen. The chosen
     candidate is then refitted on all the rows.
+
+    Sample weights enter every candidate's fit and the weighted means of
+    the out-of-fold losses; rows of weight 0 are dropped first. The folds
+    and the subsample are drawn over rows, whatever their weights, so a row
+    of integer weight ``k`` and ``k`` repeated rows agree only given the
+    same folds (every copy in its original row's fold): then the
+    out-of-fold scores are equal for every candidate whose own fit treats
+    integer weights as repeated rows (all of skcal's, given their inner
+    folds likewise). The standard error of the one-standard-error rule
+    differs on purpose: it counts the effective number of rows ``W^2 /
+    sum w_i^2`` (Kish), unchanged when every weight is scaled, where ``k``
+    repeated rows count as ``k`` independent ones; ``k`` copies of one
+    observation are not ``k`` observations, and counting them so would
+    shrink the standard error below what the data support.
 
     A method that puts probability exactly 0 on a class observed out of fold
     has an infinite out-of-fold log-loss and is never chosen under the
@@ -416,7 +423,7 @@ class AutoRecalibrator(BaseRecalibrator):
             index = 0
             means = ses = np.full(len(table), np.nan)
         else:
-            splits = list(_folds(ys, self.cv, rng).split(Ps, ys))
+            splits = cross_fit_folds(ys, self.cv, rng)
             outputs = Parallel(n_jobs=self.n_jobs)(
                 delayed(_fold_predict)(est, Ps[tr], ys[tr], ws[tr], Ps[te])
                 for _, est in table

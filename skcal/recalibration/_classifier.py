@@ -16,7 +16,6 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
@@ -27,7 +26,13 @@ from .._meta import _HeldOutProbaMetaEstimator
 from .._validation import check_sample_weight
 from ._auto import AutoRecalibrator
 from ._base import BaseRecalibrator
-from ._common import draw_seed, fit_recalibrator, seed_random_states, with_column_labels
+from ._common import (
+    cross_fit_folds,
+    draw_seed,
+    fit_recalibrator,
+    seed_random_states,
+    with_column_labels,
+)
 
 __all__ = ["RecalibratedClassifier"]
 
@@ -53,6 +58,12 @@ class RecalibrationChain(BaseRecalibrator):
     will fit new rows, and the next step would learn to correct the wrong
     thing; cross-fitted, the next step sees outputs distributed as at
     prediction time. The price is ``cv + 1`` fits of every step but the last.
+
+    Sample weights go to every fit. The folds are drawn over rows, so a row
+    of integer weight ``k`` equals ``k`` repeated rows given the same folds
+    (every copy in its original row's fold) and steps whose fits treat
+    integer weights as repeated rows; with one step there are no folds and
+    the equality holds as it does for that step.
 
     Parameters
     ----------
@@ -109,14 +120,8 @@ class RecalibrationChain(BaseRecalibrator):
             if n_splits < 2:
                 current = np.asarray(fitted.predict_proba(current), dtype=np.float64)
                 continue
-            counts = np.bincount(y)
-            folds = (
-                StratifiedKFold(n_splits, shuffle=True, random_state=rng)
-                if counts[counts > 0].min() >= n_splits
-                else KFold(n_splits, shuffle=True, random_state=rng)
-            )
             out = np.empty_like(current)
-            for train, test in folds.split(current, y):
+            for train, test in cross_fit_folds(y, n_splits, rng):
                 model = fit_recalibrator(clone(step), current[train], y[train], w[train])
                 out[test] = model.predict_proba(current[test])
             current = out

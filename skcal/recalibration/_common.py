@@ -156,6 +156,25 @@ def with_column_labels(recalibrator, n_columns):
     return recalibrator
 
 
+def cross_fit_folds(y, n_splits, rng):
+    """The ``(train, test)`` folds of a cross-fitting over the rows of ``y``.
+
+    Stratified by class when every class present has at least ``n_splits``
+    rows, plain shuffled folds otherwise (at most one per row). Folds are
+    drawn over rows, whatever their weights: a row of weight ``k`` is one
+    row of one fold, while ``k`` repeated rows may fall in different folds.
+    Shared by :class:`AutoRecalibrator` and :class:`RecalibrationChain`.
+    """
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    counts = np.bincount(y)
+    if counts[counts > 0].min() >= n_splits:
+        splitter = StratifiedKFold(n_splits, shuffle=True, random_state=rng)
+    else:
+        splitter = KFold(min(n_splits, y.shape[0]), shuffle=True, random_state=rng)
+    return list(splitter.split(np.zeros((y.shape[0], 1)), y))
+
+
 def draw_seed(random_state):
     """One integer seed drawn from ``random_state`` (int, RandomState or None).
 

@@ -281,3 +281,90 @@ def test_integer_random_state_makes_the_whole_fit_reproducible():
     b = AutoRecalibrator(**kw).fit(P, y)
     for name in a.scores_:
         assert_array_equal(a.scores_[name]["score"], b.scores_[name]["score"])
+
+
+def _given_folds(monkeypatch, module, fold_of, w, rows):
+    """Make ``module``'s cross-fitting use the folds ``fold_of`` of the original rows.
+
+    The weighted fit sees the rows of positive weight, the repeated fit the
+    rows ``rows`` (each copy in its original's fold).
+    """
+    n_weighted = int(np.count_nonzero(w > 0))
+
+    def folds(y, n_splits, rng):
+        of = fold_of[w > 0] if y.shape[0] == n_weighted else fold_of[rows]
+        assert of.shape[0] == y.shape[0]
+        return [(np.flatnonzero(of != f), np.flatnonzero(of == f))
+                for f in np.unique(of)]
+
+    monkeypatch.setattr(module, "cross_fit_folds", folds)
+
+
+def test_integer_weights_equal_repetition_given_the_same_folds(monkeypatch):
+    import skcal.recalibration._auto as auto_module
+    from skcal.recalibration import (
+        BetaCalibration,
+        HistogramBinning,
+        IsotonicCalibration,
+        SigmoidCalibration,
+        TemperatureScaling,
+        VectorScaling,
+        VennAbersCalibration,
+    )
+
+    rng = np.random.default_rng(3)
+    for case in range(3):
+        n, C = int(rng.integers(40, 120)), int(rng.integers(2, 4))
+        P, y = _overconfident(n, C, 20 + case)
+        w = rng.integers(0, 4, size=n)
+        w[:C] = 1
+        y[:C] = np.arange(C)  # every class present
+        rows = np.repeat(np.arange(n), w)
+        fold_of = rng.integers(0, 3, size=n)
+        fold_of[:3] = [0, 1, 2]
+        _given_folds(monkeypatch, auto_module, fold_of, w, rows)
+        candidates = {
+            "temperature": TemperatureScaling(),
+            "sigmoid": SigmoidCalibration(),
+            "beta": BetaCalibration(),
+            "vector": VectorScaling(),
+            "isotonic": IsotonicCalibration(interpolation="step"),
+            "histogram": HistogramBinning(n_bins=3),
+            "venn-abers": VennAbersCalibration(),
+        }
+        kw = dict(candidates=candidates, max_selection_samples=None, random_state=0)
+        weighted = AutoRecalibrator(**kw).fit(P, y, sample_weight=w)
+        repeated = AutoRecalibrator(**kw).fit(P[rows], y[rows])
+        assert weighted.n_selection_samples_ == np.count_nonzero(w)
+        for name in weighted.scores_:
+            assert_allclose(weighted.scores_[name]["score"],
+                            repeated.scores_[name]["score"], rtol=1e-6)
+        # the standard errors differ on purpose: effective rows, not copies
+        if weighted.chosen_ == repeated.chosen_:
+            assert_allclose(weighted.predict_proba(P), repeated.predict_proba(P),
+                            rtol=1e-6, atol=1e-9)
+
+
+def test_chain_integer_weights_equal_repetition_given_the_same_folds(monkeypatch):
+    import skcal.recalibration._classifier as classifier_module
+    from skcal.recalibration import IsotonicCalibration, TemperatureScaling
+    from skcal.recalibration._classifier import RecalibrationChain
+
+    rng = np.random.default_rng(4)
+    for case in range(3):
+        n = int(rng.integers(40, 120))
+        P, y = _overconfident(n, 3, 30 + case)
+        w = rng.integers(0, 4, size=n)
+        w[:3], y[:3] = 1, np.arange(3)
+        rows = np.repeat(np.arange(n), w)
+        fold_of = rng.integers(0, 4, size=n)
+        _given_folds(monkeypatch, classifier_module, fold_of, np.ones(n), rows)
+        # the weighted chain sees every row (zero weights too): all n rows
+        steps = [IsotonicCalibration(interpolation="step"), TemperatureScaling()]
+        chain = RecalibrationChain(steps, random_state=0)
+        weighted = clone(chain).fit(P, y, sample_weight=w)
+        repeated = clone(chain).fit(P[rows], y[rows])
+        assert_allclose(weighted.predict_proba(P), repeated.predict_proba(P),
+                        rtol=1e-6, atol=1e-9)
+        # and the folds matter: the chain's own folds over the rows differ
+        monkeypatch.undo()
