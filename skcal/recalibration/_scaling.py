@@ -31,7 +31,7 @@ products over ``P``.
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, logsumexp
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ._base import BaseRecalibrator
 
@@ -64,13 +64,30 @@ def _log_rest(P):
     return np.log(np.maximum(prefix + suffix, _FLOOR))
 
 
+_BLAS = []  # the process's ThreadpoolController, made on first use
+
+
+def _one_blas_thread():
+    """A context running BLAS on one thread.
+
+    ``threadpool_limits`` scans the loaded libraries on every call (about
+    3 ms: more than a whole L-BFGS fit of a small fold, and AutoRecalibrator
+    makes hundreds of such fits); the scan is done once per process here
+    and each call only sets and restores the thread counts (about 15 us).
+    A BLAS library loaded after the first call is not limited.
+    """
+    if not _BLAS:
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
+
+
 def _lbfgs(fun, x0, bounds=None, max_iter=1000):
     """Minimise ``fun`` (returning value and gradient) from ``x0`` with L-BFGS-B.
 
     Matrix products here are thin (``n x C`` by ``C x C``): one BLAS thread
     is fastest, and several threads on a busy machine are many times slower.
     """
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _one_blas_thread():
         result = minimize(
             fun,
             x0,
