@@ -150,6 +150,96 @@ def _fit_one_vs_rest(features, T, w, slopes0, nonnegative):
     """
     K = T.shape[1]
     J = len(features)
+    x0 = np.concatenate(list(slopes0) + [np.zeros(K)])
+    bounds = None
+    if nonnegative:
+        bounds = [(0.0, None)] * (J * K) + [(None, None)] * K
+    n = T.shape[0]
+    fun = _one_vs_rest_objective(features, T, w)
+    if n >= 4 * _WARM_ROWS:
+        # start from the fit on every (n // _WARM_ROWS)-th row, then Newton
+        # steps on all the rows: from there a few converge
+        step = n // _WARM_ROWS
+        sub = [F[::step] for F in features]
+        warm = _lbfgs(_one_vs_rest_objective(sub, T[::step], w[::step]), x0, bounds)
+        theta = _newton_one_vs_rest(features, T, w, fun, warm, nonnegative)
+        if theta is not None:
+            return [theta[j * K:(j + 1) * K] for j in range(J)], theta[J * K:]
+    theta = _lbfgs(fun, x0, bounds)
+    return [theta[j * K:(j + 1) * K] for j in range(J)], theta[J * K:]
+
+
+# Above 4 times this many rows, the one-vs-rest fits start from the fit on a
+# systematic subsample of about this many rows (every k-th row: no
+# randomness) and finish with Newton steps on all the rows.
+_WARM_ROWS = 10_000
+
+
+def _newton_one_vs_rest(features, T, w, fun, theta, nonnegative, max_steps=20):
+    """Newton steps for the one-vs-rest fits from ``theta``, or None.
+
+    Each class's problem has ``J + 1`` parameters (its slopes and
+    intercept) and its own ``(J + 1) x (J + 1)`` Hessian, so a step costs
+    about two passes over the data. The step is halved until the mean loss
+    does not increase; the iteration stops, as L-BFGS-B's ``gtol`` does,
+    when no gradient entry exceeds ``1e-7``. None (and the caller runs
+    L-BFGS-B from the start it has) when a Hessian is singular, a step
+    would make a bounded slope negative or the steps do not converge: the
+    caller then runs L-BFGS-B from the identity, as on small data (not from
+    the subsample's fit, which can be far off, e.g. steep on a separable
+    subsample, where L-BFGS-B would stall).
+    """
+    K = T.shape[1]
+    J = len(features)
+    total = w.sum()
+    X = list(features) + [None]  # None: the intercept's feature, 1
+    value, grad = fun(theta)
+    for _ in range(max_steps):
+        if np.max(np.abs(grad)) <= 1e-7:
+            return theta
+        S = np.broadcast_to(theta[J * K:], T.shape).copy()
+        for j in range(J):
+            S += features[j] * theta[j * K:(j + 1) * K]
+        R = expit(S)
+        R *= 1.0 - R
+        R *= w[:, None]
+        H = np.empty((K, J + 1, J + 1))
+        for a in range(J + 1):
+            for b in range(a, J + 1):
+                if X[a] is None:
+                    h = R.sum(axis=0)
+                elif X[b] is None:
+                    h = np.einsum("ij,ij->j", R, X[a])
+                else:
+                    h = np.einsum("ij,ij->j", R * X[a], X[b])
+                H[:, a, b] = H[:, b, a] = h / total
+        g = grad.reshape(J + 1, K).T  # (K, J + 1): class k's slopes, intercept
+        try:
+            d = np.linalg.solve(H, g[:, :, None])[:, :, 0]
+        except np.linalg.LinAlgError:
+            return None
+        if not np.all(np.isfinite(d)):
+            return None
+        d = d.T.ravel()  # back to theta's layout
+        t = 1.0
+        while True:
+            candidate = theta - t * d
+            if nonnegative and np.any(candidate[:J * K] < 0.0):
+                return None
+            new_value, new_grad = fun(candidate)
+            if new_value <= value:
+                break
+            t /= 2.0
+            if t < 1e-10:
+                return None
+        theta, value, grad = candidate, new_value, new_grad
+    return theta if np.max(np.abs(grad)) <= 1e-7 else None
+
+
+def _one_vs_rest_objective(features, T, w):
+    """The mean log-loss of the one-vs-rest maps and its gradient in ``theta``."""
+    K = T.shape[1]
+    J = len(features)
     total = w.sum()
 
     def fun(theta):
@@ -160,12 +250,7 @@ def _fit_one_vs_rest(features, T, w, slopes0, nonnegative):
         grads = [np.einsum("ij,ij->j", G, F) for F in features] + [G.sum(axis=0)]
         return loss / total, np.concatenate(grads) / total
 
-    x0 = np.concatenate(list(slopes0) + [np.zeros(K)])
-    bounds = None
-    if nonnegative:
-        bounds = [(0.0, None)] * (J * K) + [(None, None)] * K
-    theta = _lbfgs(fun, x0, bounds)
-    return [theta[j * K:(j + 1) * K] for j in range(J)], theta[J * K:]
+    return fun
 
 
 def _normalise_log(logQ):
