@@ -44,6 +44,10 @@ against one-vs-rest isotonic (one IsotonicRegression per class), on the
 isotonic at 5 classes; every family <= 1 s at 10 classes):
 
     python benchmarks/bench_recalibration.py --auto
+    python benchmarks/bench_recalibration.py --auto --before /tmp/skcal_before --repeat 1
+
+(``--before`` here: each build in its own process, one after the other;
+the candidates are timed with ``random_state=0``.)
 """
 
 import argparse
@@ -186,45 +190,87 @@ def median(values):
     return values[len(values) // 2]
 
 
-def auto_timings(sizes, repeat):
-    """Print AutoRecalibrator's and every candidate's fit time / isotonic's."""
+def auto_worker(size, repeat, path=None):
+    """Time AutoRecalibrator and every candidate at one size; print JSON."""
+    if path is not None:
+        # an editable install's import hook would shadow the other build
+        sys.meta_path[:] = [f for f in sys.meta_path if "Mesonpy" not in type(f).__name__]
+        sys.path.insert(0, path)
     import numpy as np
     from sklearn.base import clone
 
+    import skcal
     from skcal.recalibration import AutoRecalibrator
     from skcal.recalibration._auto import _CANDIDATES
 
+    n, C, kind = size.lower().split("x")
+    n, C = int(float(n)), int(C)
+    P, y = make_data(n, C, kind)
+    labels = np.arange(C)
+
+    def timed(func):
+        cpu = []
+        for _ in range(repeat):
+            start = time.process_time()
+            out = func()
+            cpu.append(time.process_time() - start)
+        return median(cpu), out
+
+    iso, _ = timed(lambda: isotonic_ovr(P, y))
+    auto_s, auto = timed(lambda: AutoRecalibrator(random_state=0).fit(P, y))
+    out = {"path": os.path.dirname(skcal.__file__), "isotonic": iso, "auto": auto_s,
+           "chosen": auto.chosen_, "rows": auto.n_selection_samples_, "candidates": {}}
+    for name, factory in _CANDIDATES.items():
+        est = factory()
+        if name == "identity" or name in ("temperature+patching", "isotonic+patching"):
+            continue
+        params = est.get_params()
+        if "labels" in params:
+            est.set_params(labels=labels)
+        if "random_state" in params:
+            est.set_params(random_state=0)
+        out["candidates"][name], _ = timed(lambda est=est: clone(est).fit(P, y))
+    print(json.dumps(out))
+
+
+def auto_timings(sizes, repeat, before=None):
+    """Print AutoRecalibrator's and every candidate's fit time / isotonic's.
+
+    With ``before`` (a directory with another build), each size is timed by
+    that build and by this one, in separate processes, one after the other.
+    """
+    builds = [("after", None)] if before is None else [
+        ("before", os.path.abspath(before)), ("after", None)]
     print(f"load average {os.getloadavg()[0]:.1f}; CPU seconds (process time), median "
           f"of {repeat}; ratio = fit / one-vs-rest isotonic (IsotonicRegression per class)")
     for size in sizes:
-        n, C, kind = size.lower().split("x")
-        n, C = int(float(n)), int(C)
-        P, y = make_data(n, C, kind)
-        labels = np.arange(C)
+        runs = {}
+        for label, path in builds:
+            cmd = [sys.executable, os.path.abspath(__file__), "--auto-worker", size,
+                   "--repeat", str(repeat)]
+            if path is not None:
+                cmd += ["--path", path]
+            result = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                                    cwd=os.path.expanduser("~"))
+            runs[label] = json.loads(result.stdout.strip().splitlines()[-1])
+        print(f"\n{size}: isotonic " + ", ".join(
+            f"{label} {r['isotonic']:.3f} s" for label, r in runs.items()))
+        header = "".join(f"{label + ' s':>12}{'ratio':>8}" for label in runs)
+        print(f"  {'fit':<18}{header}")
 
-        def timed(func):
-            cpu = []
-            for _ in range(repeat):
-                start = time.process_time()
-                out = func()
-                cpu.append(time.process_time() - start)
-            return median(cpu), out
+        def line(name, get, runs=runs):
+            cells = ""
+            for r in runs.values():
+                t = get(r)
+                cells += f"{t:>12.3f}{t / r['isotonic']:>7.1f}x"
+            flag = "  > 1 s" if get(runs["after"]) > 1.0 and name != "auto" else ""
+            print(f"  {name:<18}{cells}{flag}")
 
-        iso, _ = timed(lambda P=P, y=y: isotonic_ovr(P, y))
-        print(f"\nn = {n}, C = {C}, {kind}: isotonic {iso:.3f} s")
-        auto_s, auto = timed(
-            lambda P=P, y=y: AutoRecalibrator(random_state=0).fit(P, y))
-        print(f"  {'auto':<22} {auto_s:>8.3f} s {auto_s / iso:>7.1f}x  "
-              f"(chose {auto.chosen_!r} on {auto.n_selection_samples_} rows)")
-        for name, factory in _CANDIDATES.items():
-            est = factory()
-            if est is None or name == "identity":
-                continue
-            if "labels" in est.get_params():
-                est.set_params(labels=labels)
-            seconds, _ = timed(lambda est=est, P=P, y=y: clone(est).fit(P, y))
-            flag = "" if seconds <= 1.0 else "  > 1 s"
-            print(f"  {name:<22} {seconds:>8.3f} s {seconds / iso:>7.1f}x{flag}")
+        line("auto", lambda r: r["auto"])
+        print("  auto chose " + ", ".join(
+            f"{label}: {r['chosen']!r} on {r['rows']} rows" for label, r in runs.items()))
+        for name in runs["after"]["candidates"]:
+            line(name, lambda r, name=name: r["candidates"].get(name, float("nan")))
 
 
 def main():
@@ -238,10 +284,14 @@ def main():
     parser.add_argument("--before", default=None, help="directory with another skcal build")
     parser.add_argument("--worker", nargs=3, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--path", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--auto-worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.auto_worker is not None:
+        auto_worker(args.auto_worker, args.repeat, args.path)
+        return
     if args.auto:
         sizes = args.sizes if args.sizes != SIZES else ["100000x5xnoisy", "100000x10xnoisy"]
-        auto_timings(sizes, args.repeat)
+        auto_timings(sizes, args.repeat, args.before)
         return
     if args.worker is not None:
         n, C, kind = args.worker

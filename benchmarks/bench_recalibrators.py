@@ -8,16 +8,29 @@ C = 10 and C = 2 classes, and its ratio to the time of fitting one
 n = 1e5, C = 10. Each time is the best of ``--repeat`` runs (default 3).
 
 Run: ``python benchmarks/bench_recalibrators.py [--n 100000] [--repeat 3]
-[--only name ...]``.
+[--only name ...] [--before DIR]``. With ``--before DIR`` (a directory
+holding another build of skcal, e.g. the Python files of an older commit
+with the compiled kernels copied in) every family is also timed by that
+build, in a separate process run first, and both are printed with the
+ratio after / before.
 """
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
-import skcal.recalibration as rc
+if "--path" in sys.argv:  # a worker timing another build (see --before)
+    # an editable install's import hook would shadow the other build
+    sys.meta_path[:] = [f for f in sys.meta_path if "Mesonpy" not in type(f).__name__]
+    sys.path.insert(0, sys.argv[sys.argv.index("--path") + 1])
+
+import skcal.recalibration as rc  # noqa: E402
 
 # name -> factory; one line per family
 FAMILIES = {
@@ -28,6 +41,11 @@ FAMILIES = {
     "matrix": lambda: rc.MatrixScaling(),
     "dirichlet-odir": lambda: rc.DirichletCalibration(random_state=0),
     "dirichlet-l2": lambda: rc.DirichletCalibration(reg="l2", random_state=0),
+    "isotonic": lambda: rc.IsotonicCalibration(random_state=0),
+    "histogram": lambda: rc.HistogramBinning(random_state=0),
+    "scaling-binning": lambda: rc.ScalingBinning(random_state=0),
+    "spline": lambda: rc.SplineCalibration(random_state=0),
+    "venn-abers": lambda: rc.VennAbersCalibration(),
 }
 
 
@@ -59,27 +77,58 @@ def isotonic_per_class(P, y):
         IsotonicRegression(out_of_bounds="clip").fit(P[:, k], y == k)
 
 
+def timings(names, n, repeat):
+    """``{C: {"isotonic": (wall, cpu), name: (wall, cpu)}}`` at C = 10 and 2."""
+    out = {}
+    for C in (10, 2):
+        P, y = make_data(n, C)
+        res = {"isotonic": best_time(lambda P=P, y=y: isotonic_per_class(P, y), repeat)}
+        for name in names:
+            factory = FAMILIES[name]
+            res[name] = best_time(lambda f=factory, P=P, y=y: f().fit(P, y), repeat)
+        out[C] = res
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", nargs="*", default=None)
+    parser.add_argument("--before", default=None, help="directory with another skcal build")
+    parser.add_argument("--path", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     names = args.only or list(FAMILIES)
+    if args.path is not None:
+        known = [name for name in names if name in FAMILIES]
+        print(json.dumps({str(C): r for C, r in timings(known, args.n, args.repeat).items()}))
+        return
+    before = None
+    if args.before is not None:
+        cmd = [sys.executable, os.path.abspath(__file__), "--n", str(args.n), "--repeat",
+               str(args.repeat), "--path", os.path.abspath(args.before), "--only", *names]
+        result = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                                cwd=os.path.expanduser("~"))
+        before = json.loads(result.stdout.strip().splitlines()[-1])
+    after = timings(names, args.n, args.repeat)
     print(f"n = {args.n}; best of {args.repeat}; ratio = fit / isotonic fit per class")
     print("wall and CPU (this process) seconds; on a shared machine the CPU time is "
           "closer to the wall time of a quiet one")
+    extra = f"{'before cpu':>11}{'after/before':>13}" if before else ""
     print(f"{'family':<18}{'C':>4}{'fit wall':>10}{'fit cpu':>9}{'iso wall':>10}"
-          f"{'iso cpu':>9}{'ratio wall':>12}{'ratio cpu':>11}")
-    for C in (10, 2):
-        P, y = make_data(args.n, C)
-        iso, iso_cpu = best_time(lambda P=P, y=y: isotonic_per_class(P, y), args.repeat)
+          f"{'iso cpu':>9}{'ratio wall':>12}{'ratio cpu':>11}{extra}")
+    for C, res in after.items():
+        iso, iso_cpu = res["isotonic"]
         for name in names:
-            factory = FAMILIES[name]
-            t, cpu = best_time(lambda f=factory, P=P, y=y: f().fit(P, y), args.repeat)
+            t, cpu = res[name]
             flag = "  > 1 s" if min(t, cpu) > 1.0 else ""
+            cells = ""
+            if before is not None:
+                old = before[str(C)].get(name)
+                cells = (f"{old[1]:>11.3f}{cpu / old[1]:>13.2f}" if old
+                         else f"{'-':>11}{'-':>13}")
             print(f"{name:<18}{C:>4}{t:>10.3f}{cpu:>9.3f}{iso:>10.3f}{iso_cpu:>9.3f}"
-                  f"{t / iso:>12.1f}{cpu / iso_cpu:>11.1f}{flag}")
+                  f"{t / iso:>12.1f}{cpu / iso_cpu:>11.1f}{cells}{flag}")
 
 
 if __name__ == "__main__":

@@ -13,9 +13,14 @@ One private module per family, as in scikit-learn's ``linear_model``:
 * ``_binning``: :class:`IsotonicCalibration`, :class:`HistogramBinning`,
   :class:`ScalingBinning`;
 * ``_venn_abers``: :class:`VennAbersCalibration`;
-* ``_spline``: :class:`SplineCalibration`.
+* ``_spline``: :class:`SplineCalibration`;
+* ``_scaling``: :class:`SigmoidCalibration`, :class:`BetaCalibration`,
+  :class:`TemperatureScaling` and the log-loss pieces every scaling fit
+  shares; ``_affine``: :class:`VectorScaling`, :class:`MatrixScaling`,
+  :class:`DirichletCalibration` (affine maps of the log-probabilities).
 """
 
+from ._affine import DirichletCalibration, MatrixScaling, VectorScaling
 from ._auto import AutoRecalibrator
 from ._binning import HistogramBinning, IsotonicCalibration, ScalingBinning
 from ._classifier import RecalibratedClassifier
@@ -24,14 +29,7 @@ from ._patching import (
     UtilityPatchingRecalibrator,
     project_simplex,
 )
-from ._scaling import (
-    BetaCalibration,
-    DirichletCalibration,
-    MatrixScaling,
-    SigmoidCalibration,
-    TemperatureScaling,
-    VectorScaling,
-)
+from ._scaling import BetaCalibration, SigmoidCalibration, TemperatureScaling
 from ._spline import SplineCalibration
 from ._venn_abers import VennAbersCalibration
 

@@ -14,22 +14,23 @@ import warnings
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._compat import Interval
+from ._affine import DirichletCalibration, VectorScaling
 from ._base import BaseRecalibrator
 from ._binning import HistogramBinning, IsotonicCalibration, ScalingBinning
-from ._common import ProbabilityPassthrough, fit_recalibrator, with_column_labels
-from ._patching import UtilityPatchingRecalibrator
-from ._scaling import (
-    BetaCalibration,
-    DirichletCalibration,
-    SigmoidCalibration,
-    TemperatureScaling,
-    VectorScaling,
+from ._common import (
+    ProbabilityPassthrough,
+    cross_fit_folds,
+    draw_seed,
+    fit_recalibrator,
+    seed_random_states,
+    with_column_labels,
 )
+from ._patching import UtilityPatchingRecalibrator
+from ._scaling import BetaCalibration, SigmoidCalibration, TemperatureScaling
 from ._spline import SplineCalibration
 from ._venn_abers import VennAbersCalibration
 
@@ -178,13 +179,6 @@ def _fold_predict(estimator, P, y, w, P_test):
         return error
 
 
-def _folds(y, n_splits, rng):
-    counts = np.bincount(y)
-    if counts[counts > 0].min() >= n_splits:
-        return StratifiedKFold(n_splits, shuffle=True, random_state=rng)
-    return KFold(min(n_splits, y.shape[0]), shuffle=True, random_state=rng)
-
-
 def _subsample(y, size, rng):
     """``size`` row indices drawn without replacement, stratified by class.
 
@@ -216,6 +210,20 @@ class AutoRecalibrator(BaseRecalibrator):
     rule of Breiman et al.), so a more flexible method must beat a simpler
     one by more than the noise of the comparison to be chosen. The chosen
     candidate is then refitted on all the rows.
+
+    Sample weights enter every candidate's fit and the weighted means of
+    the out-of-fold losses; rows of weight 0 are dropped first. The folds
+    and the subsample are drawn over rows, whatever their weights, so a row
+    of integer weight ``k`` and ``k`` repeated rows agree only given the
+    same folds (every copy in its original row's fold): then the
+    out-of-fold scores are equal for every candidate whose own fit treats
+    integer weights as repeated rows (all of skcal's, given their inner
+    folds likewise). The standard error of the one-standard-error rule
+    differs on purpose: it counts the effective number of rows ``W^2 /
+    sum w_i^2`` (Kish), unchanged when every weight is scaled, where ``k``
+    repeated rows count as ``k`` independent ones; ``k`` copies of one
+    observation are not ``k`` observations, and counting them so would
+    shrink the standard error below what the data support.
 
     A method that puts probability exactly 0 on a class observed out of fold
     has an infinite out-of-fold log-loss and is never chosen under the
@@ -268,7 +276,11 @@ class AutoRecalibrator(BaseRecalibrator):
     n_jobs : int, default=None
         Parallel jobs over the (candidate, fold) fits.
     random_state : int, RandomState instance or None, default=None
-        Folds and subsample.
+        Folds and subsample; one integer seed drawn from it per fit is also
+        set as the ``random_state`` of every candidate (and of the
+        estimators inside it) whose ``random_state`` is None, so that an
+        integer here makes the whole fit reproducible (the inner folds of
+        Dirichlet, histogram, spline, ... included).
 
     Attributes
     ----------
@@ -389,9 +401,12 @@ class AutoRecalibrator(BaseRecalibrator):
 
     def _fit(self, P, y, w):
         rng = check_random_state(self.random_state)
+        # one seed for the inner randomness of every candidate (its inner
+        # folds, subsamples): drawn from random_state, never the global state
+        seed = draw_seed(rng)
         C = P.shape[1]
         table = [
-            (name, with_column_labels(clone(est), C))
+            (name, seed_random_states(with_column_labels(clone(est), C), seed))
             for name, est in self._candidate_table()
         ]
         kind, scorer = self._scorer()
@@ -408,7 +423,7 @@ class AutoRecalibrator(BaseRecalibrator):
             index = 0
             means = ses = np.full(len(table), np.nan)
         else:
-            splits = list(_folds(ys, self.cv, rng).split(Ps, ys))
+            splits = cross_fit_folds(ys, self.cv, rng)
             outputs = Parallel(n_jobs=self.n_jobs)(
                 delayed(_fold_predict)(est, Ps[tr], ys[tr], ws[tr], Ps[te])
                 for _, est in table

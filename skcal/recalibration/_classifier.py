@@ -16,7 +16,6 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
@@ -27,7 +26,13 @@ from .._meta import HeldOutProbaMetaEstimator
 from .._validation import check_sample_weight
 from ._auto import AutoRecalibrator
 from ._base import BaseRecalibrator
-from ._common import fit_recalibrator, with_column_labels
+from ._common import (
+    cross_fit_folds,
+    draw_seed,
+    fit_recalibrator,
+    seed_random_states,
+    with_column_labels,
+)
 
 __all__ = ["RecalibratedClassifier"]
 
@@ -54,6 +59,12 @@ class RecalibrationChain(BaseRecalibrator):
     thing; cross-fitted, the next step sees outputs distributed as at
     prediction time. The price is ``cv + 1`` fits of every step but the last.
 
+    Sample weights go to every fit. The folds are drawn over rows, so a row
+    of integer weight ``k`` equals ``k`` repeated rows given the same folds
+    (every copy in its original row's fold) and steps whose fits treat
+    integer weights as repeated rows; with one step there are no folds and
+    the equality holds as it does for that step.
+
     Parameters
     ----------
     steps : list of recalibrators
@@ -65,7 +76,9 @@ class RecalibrationChain(BaseRecalibrator):
         Folds of the cross-fitting of every step but the last (stratified
         when every class has that many rows).
     random_state : int, RandomState instance or None, default=None
-        The folds.
+        The folds; one integer seed drawn from it per fit is also set as the
+        ``random_state`` of every step (and of the estimators inside it)
+        whose ``random_state`` is None.
 
     Attributes
     ----------
@@ -93,11 +106,12 @@ class RecalibrationChain(BaseRecalibrator):
         for step in self.steps:
             _check_recalibrator(step, "every step")
         rng = check_random_state(self.random_state)
+        seed = draw_seed(rng)
         C = P.shape[1]
         self.steps_ = []
         current = P
         for j, step in enumerate(self.steps):
-            step = with_column_labels(clone(step), C)
+            step = seed_random_states(with_column_labels(clone(step), C), seed)
             fitted = fit_recalibrator(clone(step), current, y, w)
             self.steps_.append(fitted)
             if j == len(self.steps) - 1:
@@ -106,14 +120,8 @@ class RecalibrationChain(BaseRecalibrator):
             if n_splits < 2:
                 current = np.asarray(fitted.predict_proba(current), dtype=np.float64)
                 continue
-            counts = np.bincount(y)
-            folds = (
-                StratifiedKFold(n_splits, shuffle=True, random_state=rng)
-                if counts[counts > 0].min() >= n_splits
-                else KFold(n_splits, shuffle=True, random_state=rng)
-            )
             out = np.empty_like(current)
-            for train, test in folds.split(current, y):
+            for train, test in cross_fit_folds(y, n_splits, rng):
                 model = fit_recalibrator(clone(step), current[train], y[train], w[train])
                 out[test] = model.predict_proba(current[test])
             current = out
@@ -149,9 +157,9 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
         :class:`~sklearn.linear_model.LogisticRegression` when None.
     recalibrator : "auto", None, object or list of objects, default="auto"
         ``"auto"`` (and None, which means the same) is
-        :class:`AutoRecalibrator` (``random_state=0``, ``n_jobs`` of this
-        estimator): the candidate recalibrator whose cross-fitted log-loss
-        on the held-out probabilities is best, the simplest within one
+        :class:`AutoRecalibrator` (``n_jobs`` of this estimator; its
+        ``random_state`` from ``random_state``): the candidate recalibrator
+        whose cross-fitted log-loss on the held-out probabilities is best, the simplest within one
         standard error of the best, and never one that scores worse than
         the model left alone (see the user guide, "How auto chooses"); pass
         ``AutoRecalibrator(selection_scoring=...)`` to choose by another
@@ -173,6 +181,17 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
         recalibrate a model fitted already; there is no ``cv="prefit"``).
     n_jobs : int, default=None
         Parallel jobs for the cross-validation.
+    random_state : int, RandomState instance or None, default=0
+        The recalibration's randomness (the folds and subsample of "auto",
+        the folds of a chain, the inner folds of a recalibrator): one
+        integer seed drawn from it per fit becomes the ``random_state`` of
+        the recalibrator's clone and of every estimator inside it whose
+        ``random_state`` is None (one given already is kept). The default
+        0 makes the fit reproducible; None draws the seed from the global
+        ``np.random`` state. The folds of ``cv`` are those of
+        :func:`~sklearn.model_selection.cross_val_predict` (an integer:
+        unshuffled stratified folds) and the base estimator's own
+        ``random_state`` is its own.
 
     Attributes
     ----------
@@ -224,11 +243,14 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
     (1000, 3)
     """
 
-    def __init__(self, estimator=None, recalibrator="auto", *, cv=5, n_jobs=None):
+    def __init__(
+        self, estimator=None, recalibrator="auto", *, cv=5, n_jobs=None, random_state=0
+    ):
         self.estimator = estimator
         self.recalibrator = recalibrator
         self.cv = cv
         self.n_jobs = n_jobs
+        self.random_state = random_state
 
     # scikit-learn's declarative parameter validation, checked by _fit_context at
     # the start of fit; estimator, recalibrator and cv are checked in fit with
@@ -238,6 +260,7 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
         "recalibrator": "no_validation",
         "cv": "no_validation",
         "n_jobs": [numbers.Integral, None],
+        "random_state": ["random_state"],
     }
 
     def _base(self):
@@ -271,7 +294,7 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
         if recalibrator is None or (
             isinstance(recalibrator, str) and recalibrator == "auto"
         ):
-            recalibrator = AutoRecalibrator(random_state=0, n_jobs=self.n_jobs)
+            recalibrator = AutoRecalibrator(n_jobs=self.n_jobs)
         elif isinstance(recalibrator, str):
             raise ValueError(
                 f"recalibrator must be 'auto', None, an object with fit(P, y) and "
@@ -285,7 +308,7 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
                 )
             for step in recalibrator:
                 _check_recalibrator(step, "every recalibrator of the list")
-            recalibrator = RecalibrationChain(list(recalibrator), random_state=0)
+            recalibrator = RecalibrationChain(list(recalibrator))
         else:
             _check_recalibrator(recalibrator)
         if isinstance(self.cv, str):
@@ -342,7 +365,10 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
                 )
 
         held_out = np.asarray(held_out, dtype=np.float64)
-        self.recalibrator_ = with_column_labels(clone(recalibrator), held_out.shape[1])
+        self.recalibrator_ = seed_random_states(
+            with_column_labels(clone(recalibrator), held_out.shape[1]),
+            draw_seed(self.random_state),
+        )
         if sample_weight is not None and not has_fit_parameter(
             self.recalibrator_, "sample_weight"
         ):

@@ -156,6 +156,67 @@ def with_column_labels(recalibrator, n_columns):
     return recalibrator
 
 
+def cross_fit_folds(y, n_splits, rng):
+    """The ``(train, test)`` folds of a cross-fitting over the rows of ``y``.
+
+    Stratified by class when every class present has at least ``n_splits``
+    rows, plain shuffled folds otherwise (at most one per row). Folds are
+    drawn over rows, whatever their weights: a row of weight ``k`` is one
+    row of one fold, while ``k`` repeated rows may fall in different folds.
+    Shared by :class:`AutoRecalibrator` and :class:`RecalibrationChain`.
+    """
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    counts = np.bincount(y)
+    if counts[counts > 0].min() >= n_splits:
+        splitter = StratifiedKFold(n_splits, shuffle=True, random_state=rng)
+    else:
+        splitter = KFold(min(n_splits, y.shape[0]), shuffle=True, random_state=rng)
+    return list(splitter.split(np.zeros((y.shape[0], 1)), y))
+
+
+def draw_seed(random_state):
+    """One integer seed drawn from ``random_state`` (int, RandomState or None).
+
+    Drawn once per fit by the estimators that hold other estimators
+    (:class:`AutoRecalibrator`, :class:`RecalibrationChain`,
+    :class:`RecalibratedClassifier`) and handed to every inner estimator
+    whose ``random_state`` is None (:func:`seed_random_states`), so that an
+    integer ``random_state`` fixes every inner fold and subsample, none of
+    which then reads the global ``np.random`` state.
+    """
+    from sklearn.utils import check_random_state
+
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def seed_random_states(estimator, seed):
+    """Set ``random_state=seed`` wherever it is None in ``estimator``, recursively.
+
+    The estimator itself, every estimator among its parameters (e.g. the
+    ``init`` of utility patching) and every estimator in a list or tuple
+    parameter (the ``steps`` of a chain); a ``random_state`` given already
+    (an int or a RandomState) is left alone. Mutates ``estimator`` and the
+    estimators it holds: call it on a clone. Returns ``estimator``.
+    """
+    get_params = getattr(estimator, "get_params", None)
+    if get_params is None or isinstance(estimator, type):
+        return estimator
+    updates = {}
+    for key, value in get_params(deep=False).items():
+        if key == "random_state":
+            if value is None:
+                updates[key] = seed
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                seed_random_states(item, seed)
+        else:
+            seed_random_states(value, seed)
+    if updates:
+        estimator.set_params(**updates)
+    return estimator
+
+
 def fit_recalibrator(recalibrator, P, y, w):
     with_column_labels(recalibrator, P.shape[1] if np.ndim(P) == 2 else 2)
     if w is not None and has_fit_parameter(recalibrator, "sample_weight"):

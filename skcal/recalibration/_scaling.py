@@ -1,5 +1,11 @@
 """Scaling recalibrators: parametric maps fitted by penalised log-loss.
 
+This module holds sigmoid (Platt), beta and temperature scaling and the
+pieces every scaling fit shares (the floored logarithms, the softmax and
+binary log-losses with their gradients, the L-BFGS-B driver); the affine maps
+of the log-probabilities (vector, matrix and Dirichlet calibration) are in
+``_affine.py`` and use the same pieces.
+
 Every class here subclasses :class:`BaseRecalibrator` and works on the
 canonical form it hands over: ``P`` of shape ``(n, C)``, rows summing to 1,
 ``y`` column indices, ``w`` non-negative weights. The maps act on logarithms
@@ -21,25 +27,18 @@ analytic gradient; one loss-and-gradient evaluation is one pass of matrix
 products over ``P``.
 """
 
-import numbers
 
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, logsumexp
-from sklearn.model_selection import KFold, StratifiedKFold
-from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
-from .._compat import Interval, StrOptions
 from ._base import BaseRecalibrator
 
 __all__ = [
     "BetaCalibration",
-    "DirichletCalibration",
-    "MatrixScaling",
     "SigmoidCalibration",
     "TemperatureScaling",
-    "VectorScaling",
 ]
 
 # The floor inside every logarithm of an input probability (see the module
@@ -65,13 +64,30 @@ def _log_rest(P):
     return np.log(np.maximum(prefix + suffix, _FLOOR))
 
 
+_BLAS = []  # the process's ThreadpoolController, made on first use
+
+
+def _one_blas_thread():
+    """A context running BLAS on one thread.
+
+    ``threadpool_limits`` scans the loaded libraries on every call (about
+    3 ms: more than a whole L-BFGS fit of a small fold, and AutoRecalibrator
+    makes hundreds of such fits); the scan is done once per process here
+    and each call only sets and restores the thread counts (about 15 us).
+    A BLAS library loaded after the first call is not limited.
+    """
+    if not _BLAS:
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
+
+
 def _lbfgs(fun, x0, bounds=None, max_iter=1000):
     """Minimise ``fun`` (returning value and gradient) from ``x0`` with L-BFGS-B.
 
     Matrix products here are thin (``n x C`` by ``C x C``): one BLAS thread
     is fastest, and several threads on a busy machine are many times slower.
     """
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _one_blas_thread():
         result = minimize(
             fun,
             x0,
@@ -134,6 +150,96 @@ def _fit_one_vs_rest(features, T, w, slopes0, nonnegative):
     """
     K = T.shape[1]
     J = len(features)
+    x0 = np.concatenate(list(slopes0) + [np.zeros(K)])
+    bounds = None
+    if nonnegative:
+        bounds = [(0.0, None)] * (J * K) + [(None, None)] * K
+    n = T.shape[0]
+    fun = _one_vs_rest_objective(features, T, w)
+    if n >= 4 * _WARM_ROWS:
+        # start from the fit on every (n // _WARM_ROWS)-th row, then Newton
+        # steps on all the rows: from there a few converge
+        step = n // _WARM_ROWS
+        sub = [F[::step] for F in features]
+        warm = _lbfgs(_one_vs_rest_objective(sub, T[::step], w[::step]), x0, bounds)
+        theta = _newton_one_vs_rest(features, T, w, fun, warm, nonnegative)
+        if theta is not None:
+            return [theta[j * K:(j + 1) * K] for j in range(J)], theta[J * K:]
+    theta = _lbfgs(fun, x0, bounds)
+    return [theta[j * K:(j + 1) * K] for j in range(J)], theta[J * K:]
+
+
+# Above 4 times this many rows, the one-vs-rest fits start from the fit on a
+# systematic subsample of about this many rows (every k-th row: no
+# randomness) and finish with Newton steps on all the rows.
+_WARM_ROWS = 10_000
+
+
+def _newton_one_vs_rest(features, T, w, fun, theta, nonnegative, max_steps=20):
+    """Newton steps for the one-vs-rest fits from ``theta``, or None.
+
+    Each class's problem has ``J + 1`` parameters (its slopes and
+    intercept) and its own ``(J + 1) x (J + 1)`` Hessian, so a step costs
+    about two passes over the data. The step is halved until the mean loss
+    does not increase; the iteration stops, as L-BFGS-B's ``gtol`` does,
+    when no gradient entry exceeds ``1e-7``. None (and the caller runs
+    L-BFGS-B from the start it has) when a Hessian is singular, a step
+    would make a bounded slope negative or the steps do not converge: the
+    caller then runs L-BFGS-B from the identity, as on small data (not from
+    the subsample's fit, which can be far off, e.g. steep on a separable
+    subsample, where L-BFGS-B would stall).
+    """
+    K = T.shape[1]
+    J = len(features)
+    total = w.sum()
+    X = list(features) + [None]  # None: the intercept's feature, 1
+    value, grad = fun(theta)
+    for _ in range(max_steps):
+        if np.max(np.abs(grad)) <= 1e-7:
+            return theta
+        S = np.broadcast_to(theta[J * K:], T.shape).copy()
+        for j in range(J):
+            S += features[j] * theta[j * K:(j + 1) * K]
+        R = expit(S)
+        R *= 1.0 - R
+        R *= w[:, None]
+        H = np.empty((K, J + 1, J + 1))
+        for a in range(J + 1):
+            for b in range(a, J + 1):
+                if X[a] is None:
+                    h = R.sum(axis=0)
+                elif X[b] is None:
+                    h = np.einsum("ij,ij->j", R, X[a])
+                else:
+                    h = np.einsum("ij,ij->j", R * X[a], X[b])
+                H[:, a, b] = H[:, b, a] = h / total
+        g = grad.reshape(J + 1, K).T  # (K, J + 1): class k's slopes, intercept
+        try:
+            d = np.linalg.solve(H, g[:, :, None])[:, :, 0]
+        except np.linalg.LinAlgError:
+            return None
+        if not np.all(np.isfinite(d)):
+            return None
+        d = d.T.ravel()  # back to theta's layout
+        t = 1.0
+        while True:
+            candidate = theta - t * d
+            if nonnegative and np.any(candidate[:J * K] < 0.0):
+                return None
+            new_value, new_grad = fun(candidate)
+            if new_value <= value:
+                break
+            t /= 2.0
+            if t < 1e-10:
+                return None
+        theta, value, grad = candidate, new_value, new_grad
+    return theta if np.max(np.abs(grad)) <= 1e-7 else None
+
+
+def _one_vs_rest_objective(features, T, w):
+    """The mean log-loss of the one-vs-rest maps and its gradient in ``theta``."""
+    K = T.shape[1]
+    J = len(features)
     total = w.sum()
 
     def fun(theta):
@@ -144,12 +250,7 @@ def _fit_one_vs_rest(features, T, w, slopes0, nonnegative):
         grads = [np.einsum("ij,ij->j", G, F) for F in features] + [G.sum(axis=0)]
         return loss / total, np.concatenate(grads) / total
 
-    x0 = np.concatenate(list(slopes0) + [np.zeros(K)])
-    bounds = None
-    if nonnegative:
-        bounds = [(0.0, None)] * (J * K) + [(None, None)] * K
-    theta = _lbfgs(fun, x0, bounds)
-    return [theta[j * K:(j + 1) * K] for j in range(J)], theta[J * K:]
+    return fun
 
 
 def _normalise_log(logQ):
@@ -395,445 +496,3 @@ class TemperatureScaling(BaseRecalibrator):
 
     def _predict_proba(self, P):
         return _softmax(_log_floor(P) / self.temperature_)
-
-
-def _whitening(L, w, diagonal):
-    """Weighted mean ``mu`` and a matrix ``M`` with ``(L - mu) @ M`` of unit covariance.
-
-    ``diagonal``: ``M`` scales each column only. Directions without variance
-    (constant columns, one row) keep a unit scale.
-    """
-    p = w / w.sum()
-    mu = p @ L
-    Lc = L - mu
-    if diagonal:
-        sd = np.sqrt(p @ (Lc * Lc))
-        sd[~(sd > 1e-12 * max(sd.max(), 1.0))] = 1.0
-        return mu, np.diag(1.0 / sd)
-    cov = (Lc * p[:, None]).T @ Lc
-    vals, vecs = np.linalg.eigh(cov)
-    vals = np.where(vals > 1e-12 * max(vals.max(), 1.0), vals, 1.0)
-    return mu, vecs / np.sqrt(vals)
-
-
-def _affine_objective(L, y, w, penalty, diagonal, whiten=True):
-    """Penalised weighted mean log-loss of ``softmax(L @ W.T + b)``, preconditioned.
-
-    L-BFGS runs on ``(V, c)`` with ``W = V @ M.T`` and ``b = c - W @ mu``,
-    where ``(L - mu) @ M`` has unit covariance (``_whitening``): the same
-    model, but the curvature of the log-loss is far better conditioned (the
-    logarithms of small probabilities have much larger spreads than those of
-    large ones), so L-BFGS needs several times fewer passes. ``penalty(W, b)``
-    returns the penalty and its gradients in ``W`` and ``b``; ``diagonal``
-    restricts ``W`` (and ``V``) to diagonal matrices. ``whiten=False`` keeps
-    the original coordinates (``mu = 0``, ``M = I``): better when a strong
-    penalty, not the data, shapes the curvature.
-
-    Returns ``fun(theta)`` (value and gradient), ``to_theta(W, b)`` and
-    ``from_theta(theta)``.
-    """
-    C = L.shape[1]
-    total = w.sum()
-    if whiten:
-        mu, M = _whitening(L, w, diagonal)
-    else:
-        mu, M = np.zeros(C), np.eye(C)
-    Lw = (L - mu) @ M
-    LwT = np.ascontiguousarray(Lw.T)
-    Mmu = M.T @ mu
-    k = C if diagonal else C * C
-
-    def from_theta(theta):
-        V = np.diag(theta[:C]) if diagonal else theta[:k].reshape(C, C)
-        W = V @ M.T
-        return W, theta[k:] - W @ mu
-
-    def to_theta(W, b):
-        V = W @ np.linalg.inv(M.T)
-        c = b + W @ mu
-        return np.concatenate([np.diag(V) if diagonal else V.ravel(), c])
-
-    def fun(theta):
-        V = theta[:k] if diagonal else theta[:k].reshape(C, C)
-        c = theta[k:]
-        ST = V[:, None] * LwT if diagonal else V @ LwT
-        ST += c[:, None]
-        loss, GT = _softmax_loss(ST, y, w)
-        gV = np.einsum("ij,ij->i", GT, LwT) if diagonal else GT @ Lw
-        gc = GT.sum(axis=1)
-        loss /= total
-        gV /= total
-        gc /= total
-        if penalty is not None:
-            W, b = from_theta(theta)
-            pen, gW, gb = penalty(W, b)
-            loss += pen
-            gVp = gW @ M - np.outer(gb, Mmu)
-            gV += np.diag(gVp) if diagonal else gVp
-            gc += gb
-        return loss, np.concatenate([gV.ravel(), gc])
-
-    return fun, to_theta, from_theta
-
-
-def _fit_affine(L, y, w, penalty, W0, b0, diagonal=False, whiten=True):
-    fun, to_theta, from_theta = _affine_objective(L, y, w, penalty, diagonal, whiten)
-    return from_theta(_lbfgs(fun, to_theta(W0, b0)))
-
-
-class _AffineLogScaling(BaseRecalibrator):
-    """``softmax(log(P) @ W.T + b)``: the prediction shared by the affine maps."""
-
-    def _predict_proba(self, P):
-        return _softmax(_log_floor(P) @ self.coef_.T + self.intercept_)
-
-
-class VectorScaling(_AffineLogScaling):
-    """Vector scaling: ``softmax(a * log(P) + b)``, one slope and intercept per class.
-
-    Guo, C., Pleiss, G., Sun, Y. and Weinberger, K. Q. (2017), "On
-    calibration of modern neural networks" (ICML 2017): matrix scaling with a
-    diagonal matrix. The logits are the logarithms of the input
-    probabilities (floored at ``2.2e-16``, see the module docstring). The fit
-    minimises the weighted log-loss plus ``alpha * (||a - 1||^2 + ||b||^2)``
-    (a ridge towards the identity map, which keeps the optimum finite on
-    separable data) from the identity ``a = 1, b = 0``.
-
-    Parameters
-    ----------
-    labels : array-like of shape (n_classes,), default=None
-        The class of each column of ``X``, sorted; by default the classes
-        of ``y`` (all must then occur).
-    alpha : float, default=1e-4
-        Strength of the ridge towards the identity, relative to the mean
-        log-loss.
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-    n_classes_ : int
-    coef_ : ndarray of shape (n_classes, n_classes)
-        The diagonal matrix ``diag(a)``.
-    intercept_ : ndarray of shape (n_classes,)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skcal.recalibration import VectorScaling
-    >>> rng = np.random.default_rng(0)
-    >>> P = rng.dirichlet(np.ones(3), 3000)
-    >>> y = np.array([rng.choice(3, p=q ** 2 / (q ** 2).sum()) for q in P])
-    >>> np.diag(VectorScaling().fit(P, y).coef_).round(0)  # the truth: P ** 2
-    array([2., 2., 2.])
-    """
-
-    _parameter_constraints = {
-        "labels": ["array-like", None],
-        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
-    }
-
-    def __init__(self, labels=None, alpha=1e-4):
-        self.labels = labels
-        self.alpha = alpha
-
-    def _fit(self, P, y, w):
-        C = P.shape[1]
-        self.coef_, self.intercept_ = _fit_affine(
-            _log_floor(P), y, w, _l2_penalty(self.alpha), np.eye(C), np.zeros(C),
-            diagonal=True,
-        )
-
-
-def _l2_penalty(strength):
-    """``strength * (||W - I||^2 + ||b||^2)``: a ridge towards the identity map."""
-
-    def penalty(W, b):
-        D = W - np.eye(W.shape[0])
-        return (
-            strength * (np.sum(D * D) + b @ b),
-            2.0 * strength * D,
-            2.0 * strength * b,
-        )
-
-    return penalty
-
-
-def _odir_penalty(lam, mu):
-    """ODIR of Kull et al. (2019): ``lam/(C(C-1)) sum_{i!=j} W_ij^2 + mu/C sum_j b_j^2``."""
-
-    def penalty(W, b):
-        C = W.shape[0]
-        off = W - np.diag(np.diag(W))
-        s_w, s_b = lam / (C * (C - 1)), mu / C
-        return (
-            s_w * np.sum(off * off) + s_b * (b @ b),
-            2.0 * s_w * off,
-            2.0 * s_b * b,
-        )
-
-    return penalty
-
-
-class MatrixScaling(_AffineLogScaling):
-    """Matrix scaling: ``softmax(log(P) @ W.T + b)`` with an L2 penalty.
-
-    Guo, C., Pleiss, G., Sun, Y. and Weinberger, K. Q. (2017), "On
-    calibration of modern neural networks" (ICML 2017), on the logarithms of
-    the input probabilities (floored at ``2.2e-16``, see the module
-    docstring), which makes it the Dirichlet calibration map of Kull et al.
-    (2019). The fit minimises the weighted mean log-loss plus
-    ``alpha * (||W - I||_F^2 + ||b||^2)``: the ridge pulls towards the
-    identity map (not towards ``W = 0``, the uniform prediction), so that a
-    weak signal leaves the input nearly unchanged. The fit starts at
-    ``W = I, b = 0``. For a strength chosen by cross-validation, use
-    :class:`DirichletCalibration`.
-
-    Parameters
-    ----------
-    labels : array-like of shape (n_classes,), default=None
-        The class of each column of ``X``, sorted; by default the classes
-        of ``y`` (all must then occur).
-    alpha : float, default=1e-4
-        Strength of the ridge towards the identity, relative to the mean
-        log-loss.
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-    n_classes_ : int
-    coef_ : ndarray of shape (n_classes, n_classes)
-        ``W``.
-    intercept_ : ndarray of shape (n_classes,)
-        ``b``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skcal.recalibration import MatrixScaling
-    >>> rng = np.random.default_rng(0)
-    >>> P = rng.dirichlet(np.ones(3), 2000)
-    >>> y = np.array([rng.choice(3, p=q) for q in P[:, [1, 0, 2]]])  # swapped
-    >>> pred = MatrixScaling().fit(P, y).predict(P)
-    >>> bool(np.mean(pred == P[:, [1, 0, 2]].argmax(1)) > 0.95)  # swap learnt
-    True
-    """
-
-    _parameter_constraints = {
-        "labels": ["array-like", None],
-        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
-    }
-
-    def __init__(self, labels=None, alpha=1e-4):
-        self.labels = labels
-        self.alpha = alpha
-
-    def _fit(self, P, y, w):
-        C = P.shape[1]
-        self.coef_, self.intercept_ = _fit_affine(
-            _log_floor(P), y, w, _l2_penalty(self.alpha), np.eye(C), np.zeros(C)
-        )
-
-
-class DirichletCalibration(_AffineLogScaling):
-    """Dirichlet calibration with ODIR or L2 regularisation chosen by inner cross-validation.
-
-    Kull, M., Perello-Nieto, M., Kängsepp, M., Silva Filho, T., Song, H. and
-    Flach, P. (2019), "Beyond temperature scaling: Obtaining well-calibrated
-    multiclass probabilities with Dirichlet calibration" (NeurIPS 2019). The
-    map is ``softmax(log(P) @ W.T + b)`` (logarithms floored at
-    ``2.2e-16``, see the module docstring), fitted by the weighted mean
-    log-loss plus
-
-    * ``reg="odir"`` (off-diagonal and intercept regularisation, the
-      paper's choice): ``lambda / (C (C - 1)) * sum_{i != j} W_ij^2 +
-      mu / C * sum_j b_j^2``; the diagonal of ``W`` is free, so a strong
-      penalty leaves a per-class power of ``P``, renormalised;
-    * ``reg="l2"``: ``lambda * (||W - I||_F^2 + ||b||^2)``, a ridge towards
-      the identity map (the paper's L2 pulls ``W`` towards 0, the uniform
-      prediction; towards the identity, a strong penalty returns the input).
-
-    The strengths are chosen by ``cv``-fold cross-validation on the
-    calibration data: for each ``lambda`` of the grid ``reg_lambdas``
-    (default ``10**-5, 10**-4, ..., 10**4``; with ``mu = lambda`` unless
-    ``reg_mus`` gives a separate grid, in which case every pair is tried) the
-    out-of-fold weighted log-loss is summed over the folds, and the strength
-    of smallest loss is refitted on all the data; ties go to the stronger
-    penalty. Folds are stratified by class when every class has at least
-    ``cv`` rows, plain shuffled folds otherwise; with fewer than ``2 * cv``
-    rows there is no cross-validation and the strongest penalty is used.
-    Along the grid (strong to weak) each fit starts from the previous
-    solution (warm start); the first starts at the identity.
-
-    Parameters
-    ----------
-    labels : array-like of shape (n_classes,), default=None
-        The class of each column of ``X``, sorted; by default the classes
-        of ``y`` (all must then occur).
-    reg : {"odir", "l2"}, default="odir"
-        The penalty.
-    reg_lambdas : array-like of float, default=None
-        The grid of ``lambda`` (positive); ``None`` is ``np.logspace(-5, 4, 10)``.
-    reg_mus : array-like of float, default=None
-        The grid of ``mu`` (ODIR only); ``None`` ties ``mu`` to ``lambda``.
-    cv : int, default=3
-        Number of inner folds.
-    max_cv_samples : int or None, default=10_000
-        The cross-validation runs on a random subset of this many rows when
-        there are more (``None``: always on all rows); the chosen strengths
-        are then multiplied by the subset's share of the total weight, which
-        keeps the prior strength (total weight times ``lambda``) that won on
-        the subset. The final fit always uses every row.
-    random_state : int, RandomState instance or None, default=None
-        The subset and the shuffling of the inner folds.
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-    n_classes_ : int
-    coef_ : ndarray of shape (n_classes, n_classes)
-        ``W``.
-    intercept_ : ndarray of shape (n_classes,)
-        ``b``.
-    reg_lambda_, reg_mu_ : float
-        The strengths of the final fit (``reg_mu_`` is ``lambda`` for
-        ``reg="l2"``).
-    cv_results_ : dict
-        ``"reg_lambda"``, ``"reg_mu"`` and ``"log_loss"`` (the out-of-fold
-        weighted mean log-loss) of each grid point, on the rows of the
-        cross-validation; empty without cross-validation.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skcal.recalibration import DirichletCalibration
-    >>> rng = np.random.default_rng(0)
-    >>> P = rng.dirichlet(np.ones(3), 1000)
-    >>> y = np.array([rng.choice(3, p=q) for q in P[:, [1, 0, 2]]])  # swapped
-    >>> cal = DirichletCalibration(random_state=0).fit(P, y)
-    >>> bool((cal.predict(P) == y).mean() > (P.argmax(1) == y).mean())
-    True
-    """
-
-    _parameter_constraints = {
-        "labels": ["array-like", None],
-        "reg": [StrOptions({"odir", "l2"})],
-        "reg_lambdas": ["array-like", None],
-        "reg_mus": ["array-like", None],
-        "cv": [Interval(numbers.Integral, 2, None, closed="left")],
-        "max_cv_samples": [Interval(numbers.Integral, 2, None, closed="left"), None],
-        "random_state": ["random_state"],
-    }
-
-    def __init__(
-        self,
-        labels=None,
-        reg="odir",
-        reg_lambdas=None,
-        reg_mus=None,
-        cv=3,
-        max_cv_samples=10_000,
-        random_state=None,
-    ):
-        self.labels = labels
-        self.reg = reg
-        self.reg_lambdas = reg_lambdas
-        self.reg_mus = reg_mus
-        self.cv = cv
-        self.max_cv_samples = max_cv_samples
-        self.random_state = random_state
-
-    def _grid(self):
-        lams = (
-            np.logspace(-5, 4, 10)
-            if self.reg_lambdas is None
-            else np.asarray(self.reg_lambdas, dtype=np.float64).ravel()
-        )
-        mus = None
-        if self.reg_mus is not None:
-            if self.reg == "l2":
-                raise ValueError(
-                    'reg_mus applies to reg="odir" only; leave it None with reg="l2".'
-                )
-            mus = np.asarray(self.reg_mus, dtype=np.float64).ravel()
-        for name, grid in (("reg_lambdas", lams), ("reg_mus", mus)):
-            if grid is not None and (
-                grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0)
-            ):
-                raise ValueError(f"{name} must be a non-empty grid of positive floats.")
-        if mus is None:
-            pairs = [(lam, lam) for lam in lams]
-        else:
-            pairs = [(lam, mu) for lam in lams for mu in mus]
-        # strong to weak, so that warm starts move away from the identity
-        pairs.sort(key=lambda pair: (-(pair[0] + pair[1]), -pair[0]))
-        return pairs
-
-    def _penalty(self, lam, mu):
-        return _l2_penalty(lam) if self.reg == "l2" else _odir_penalty(lam, mu)
-
-    def _fit_one(self, L, y, w, lam, mu, start):
-        # Whitening conditions the log-loss but not the penalty: it is used
-        # only when the penalty's curvature on an off-diagonal weight is below
-        # 1e-4 of the log-loss's (about E[l_j^2] / C at the identity). Measured
-        # at n = 1e5, C = 10 (ODIR): whitened 28 / 174 / 420 / 444 passes at
-        # lambda = 1e-3 / 0.1 / 1 / 100, original coordinates 152 / 199 / 83 /
-        # 48. The optimum is the same either way; only the passes change.
-        C = L.shape[1]
-        curv_pen = 2 * lam * (1.0 if self.reg == "l2" else 1.0 / (C * (C - 1)))
-        curv_data = (w @ (L * L)).mean() / (w.sum() * C)
-        return _fit_affine(L, y, w, self._penalty(lam, mu), *start,
-                           whiten=bool(curv_pen < 1e-4 * curv_data))
-
-    def _folds(self, y, w, rng):
-        n = y.shape[0]
-        counts = np.bincount(y[w > 0], minlength=self.n_classes_)
-        if np.all(counts >= self.cv):
-            splitter = StratifiedKFold(self.cv, shuffle=True, random_state=rng)
-        else:
-            splitter = KFold(self.cv, shuffle=True, random_state=rng)
-        return list(splitter.split(np.zeros((n, 1)), y))
-
-    def _fit(self, P, y, w):
-        C = P.shape[1]
-        L = _log_floor(P)
-        pairs = self._grid()
-        self.cv_results_ = {}
-        n = y.shape[0]
-        if n < 2 * self.cv or len(pairs) == 1:
-            lam, mu = pairs[0]
-            fitted = self._fit_one(L, y, w, lam, mu, (np.eye(C), np.zeros(C)))
-        else:
-            rng = check_random_state(self.random_state)
-            rows, scale = np.arange(n), 1.0
-            if self.max_cv_samples is not None and n > self.max_cv_samples:
-                rows = np.sort(rng.choice(n, self.max_cv_samples, replace=False))
-                # keep the prior strength (total weight x lambda) chosen on
-                # the subsample: lambda shrinks with the total weight
-                scale = w[rows].sum() / w.sum()
-            Ls, ys, ws = L[rows], y[rows], w[rows]
-            losses = np.zeros(len(pairs))
-            starts = []
-            for train, test in self._folds(ys, ws, rng):
-                if ws[train].sum() <= 0:
-                    continue
-                fitted = (np.eye(C), np.zeros(C))
-                for j, (lam, mu) in enumerate(pairs):
-                    fitted = self._fit_one(Ls[train], ys[train], ws[train], lam, mu, fitted)
-                    if len(starts) < len(pairs):
-                        starts.append(fitted)
-                    W, b = fitted
-                    ST = W @ Ls[test].T + b[:, None]
-                    loss, _ = _softmax_loss(ST, ys[test], ws[test])
-                    losses[j] += loss
-            losses /= ws.sum()
-            # ties (within rounding) go to the stronger penalty: the first
-            best = int(np.flatnonzero(losses <= losses.min() * (1 + 1e-12) + 1e-15)[0])
-            lam, mu = pairs[best][0] * scale, pairs[best][1] * scale
-            self.cv_results_ = {
-                "reg_lambda": np.array([p[0] for p in pairs]),
-                "reg_mu": np.array([p[1] for p in pairs]),
-                "log_loss": losses,
-            }
-            fitted = self._fit_one(L, y, w, lam, mu, starts[best])
-        self.reg_lambda_, self.reg_mu_ = float(lam), float(mu)
-        self.coef_, self.intercept_ = fitted

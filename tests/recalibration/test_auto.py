@@ -17,7 +17,7 @@ from sklearn.utils import check_random_state
 
 from skcal.recalibration import AutoRecalibrator, UtilityPatchingRecalibrator
 from skcal.recalibration._auto import choose
-from skcal.recalibration._common import with_column_labels
+from skcal.recalibration._common import draw_seed, with_column_labels
 
 FAST = ["temperature", "spline"]
 
@@ -90,6 +90,7 @@ def test_overconfident_predictions_are_recalibrated_and_scores_are_out_of_fold()
     assert_allclose(auto.scores_["identity"]["score"], -log_loss(y, P), rtol=1e-12)
     # the temperature's: refitted by hand on the same folds
     rng = check_random_state(0)
+    draw_seed(rng)  # the candidates' seed is drawn first, then the folds
     folds = StratifiedKFold(5, shuffle=True, random_state=rng).split(P, y)
     temperature = with_column_labels(clone(auto._candidate_table()[1][1]), 3)
     Q = np.empty_like(P)
@@ -241,3 +242,129 @@ def test_clone_params_pickle_and_input_untouched():
     again = pickle.loads(pickle.dumps(auto))
     assert_array_equal(again.predict_proba(P), auto.predict_proba(P))
     assert again.chosen_ == auto.chosen_
+
+
+def test_integer_random_state_makes_the_whole_fit_reproducible():
+    # every candidate with inner folds (dirichlet, histogram, scaling-binning,
+    # spline, isotonic's interpolation) must take its randomness from the
+    # AutoRecalibrator's random_state, not from the global np.random state
+    P, y = _overconfident(400, 3, 11)
+    names = ["dirichlet", "histogram", "scaling-binning", "spline", "isotonic"]
+    first = AutoRecalibrator(candidates=names, random_state=0).fit(P, y)
+    np.random.seed(12345)
+    np.random.uniform(size=1000)  # consume the global state in between
+    second = AutoRecalibrator(candidates=names, random_state=0).fit(P, y)
+    np.random.seed(54321)
+    third = AutoRecalibrator(candidates=names, random_state=0).fit(P, y)
+    for other in (second, third):
+        assert other.chosen_ == first.chosen_
+        for name in first.scores_:
+            assert_array_equal(other.scores_[name]["score"], first.scores_[name]["score"])
+            assert_array_equal(other.scores_[name]["se"], first.scores_[name]["se"])
+        assert_array_equal(other.predict_proba(P), first.predict_proba(P))
+    # an integer random_state reaches the inner estimators, a given one is kept
+    from skcal.recalibration import DirichletCalibration
+
+    mine = DirichletCalibration(random_state=7)
+    auto = AutoRecalibrator(candidates={"d": mine}, random_state=0).fit(P, y)
+    assert auto.recalibrator_.random_state == 7
+    assert mine.random_state == 7
+    auto = AutoRecalibrator(candidates={"d": DirichletCalibration()}, random_state=0)
+    chosen = auto.fit(P, y).recalibrator_
+    if auto.chosen_ == "d":
+        assert isinstance(chosen.random_state, int)
+    # the default table with the patching candidates (patching's init too)
+    kw = dict(candidates=["isotonic+patching"], selection_scoring="neg_brier_score",
+              random_state=3)
+    a = AutoRecalibrator(**kw).fit(P, y)
+    np.random.uniform(size=10)
+    b = AutoRecalibrator(**kw).fit(P, y)
+    for name in a.scores_:
+        assert_array_equal(a.scores_[name]["score"], b.scores_[name]["score"])
+
+
+def _given_folds(monkeypatch, module, fold_of, w, rows):
+    """Make ``module``'s cross-fitting use the folds ``fold_of`` of the original rows.
+
+    The weighted fit sees the rows of positive weight, the repeated fit the
+    rows ``rows`` (each copy in its original's fold).
+    """
+    n_weighted = int(np.count_nonzero(w > 0))
+
+    def folds(y, n_splits, rng):
+        of = fold_of[w > 0] if y.shape[0] == n_weighted else fold_of[rows]
+        assert of.shape[0] == y.shape[0]
+        return [(np.flatnonzero(of != f), np.flatnonzero(of == f))
+                for f in np.unique(of)]
+
+    monkeypatch.setattr(module, "cross_fit_folds", folds)
+
+
+def test_integer_weights_equal_repetition_given_the_same_folds(monkeypatch):
+    import skcal.recalibration._auto as auto_module
+    from skcal.recalibration import (
+        BetaCalibration,
+        HistogramBinning,
+        IsotonicCalibration,
+        SigmoidCalibration,
+        TemperatureScaling,
+        VectorScaling,
+        VennAbersCalibration,
+    )
+
+    rng = np.random.default_rng(3)
+    for case in range(3):
+        n, C = int(rng.integers(40, 120)), int(rng.integers(2, 4))
+        P, y = _overconfident(n, C, 20 + case)
+        w = rng.integers(0, 4, size=n)
+        w[:C] = 1
+        y[:C] = np.arange(C)  # every class present
+        rows = np.repeat(np.arange(n), w)
+        fold_of = rng.integers(0, 3, size=n)
+        fold_of[:3] = [0, 1, 2]
+        _given_folds(monkeypatch, auto_module, fold_of, w, rows)
+        candidates = {
+            "temperature": TemperatureScaling(),
+            "sigmoid": SigmoidCalibration(),
+            "beta": BetaCalibration(),
+            "vector": VectorScaling(),
+            "isotonic": IsotonicCalibration(interpolation="step"),
+            "histogram": HistogramBinning(n_bins=3),
+            "venn-abers": VennAbersCalibration(),
+        }
+        kw = dict(candidates=candidates, max_selection_samples=None, random_state=0)
+        weighted = AutoRecalibrator(**kw).fit(P, y, sample_weight=w)
+        repeated = AutoRecalibrator(**kw).fit(P[rows], y[rows])
+        assert weighted.n_selection_samples_ == np.count_nonzero(w)
+        for name in weighted.scores_:
+            assert_allclose(weighted.scores_[name]["score"],
+                            repeated.scores_[name]["score"], rtol=1e-6)
+        # the standard errors differ on purpose: effective rows, not copies
+        if weighted.chosen_ == repeated.chosen_:
+            assert_allclose(weighted.predict_proba(P), repeated.predict_proba(P),
+                            rtol=1e-6, atol=1e-9)
+
+
+def test_chain_integer_weights_equal_repetition_given_the_same_folds(monkeypatch):
+    import skcal.recalibration._classifier as classifier_module
+    from skcal.recalibration import IsotonicCalibration, TemperatureScaling
+    from skcal.recalibration._classifier import RecalibrationChain
+
+    rng = np.random.default_rng(4)
+    for case in range(3):
+        n = int(rng.integers(40, 120))
+        P, y = _overconfident(n, 3, 30 + case)
+        w = rng.integers(0, 4, size=n)
+        w[:3], y[:3] = 1, np.arange(3)
+        rows = np.repeat(np.arange(n), w)
+        fold_of = rng.integers(0, 4, size=n)
+        _given_folds(monkeypatch, classifier_module, fold_of, np.ones(n), rows)
+        # the weighted chain sees every row (zero weights too): all n rows
+        steps = [IsotonicCalibration(interpolation="step"), TemperatureScaling()]
+        chain = RecalibrationChain(steps, random_state=0)
+        weighted = clone(chain).fit(P, y, sample_weight=w)
+        repeated = clone(chain).fit(P[rows], y[rows])
+        assert_allclose(weighted.predict_proba(P), repeated.predict_proba(P),
+                        rtol=1e-6, atol=1e-9)
+        # and the folds matter: the chain's own folds over the rows differ
+        monkeypatch.undo()

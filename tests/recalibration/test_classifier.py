@@ -550,7 +550,12 @@ def test_chain_fits_later_steps_on_cross_fitted_outputs():
         GaussianNB(), X, y, cv=StratifiedKFold(3), method="predict_proba"
     )
     labels = np.arange(3)
-    rng = check_random_state(0)
+    from skcal.recalibration._common import draw_seed
+
+    # the classifier's random_state (0) gives the chain its seed; the chain
+    # draws the seed of its steps, then its folds
+    rng = check_random_state(draw_seed(0))
+    draw_seed(rng)
     start = np.empty_like(held_out)
     for train, test in StratifiedKFold(5, shuffle=True, random_state=rng).split(
         held_out, y
@@ -568,3 +573,28 @@ def test_chain_fits_later_steps_on_cross_fitted_outputs():
         RecalibratedClassifier(GaussianNB(), []).fit(X, y)
     with pytest.raises(TypeError, match="every recalibrator of the list"):
         RecalibratedClassifier(GaussianNB(), [object()]).fit(X, y)
+
+
+def test_integer_random_state_makes_the_recalibration_reproducible():
+    from skcal.recalibration import DirichletCalibration, HistogramBinning
+
+    X, y = _classification(3, 500)
+    X_new, _ = _classification(3, 100, seed=1)
+    for recalibrator in (
+        "auto",
+        [HistogramBinning(), DirichletCalibration()],
+        DirichletCalibration(),
+    ):
+        fits = []
+        for global_seed in (1, 2):
+            np.random.seed(global_seed)  # the global state must not matter
+            clf = RecalibratedClassifier(
+                GaussianNB(), recalibrator, cv=3, random_state=5
+            ).fit(X, y)
+            fits.append(clf.predict_proba(X_new))
+        assert_array_equal(fits[0], fits[1])
+    # the default (0) is reproducible as well; None draws from the global state
+    assert RecalibratedClassifier().get_params()["random_state"] == 0
+    clf = RecalibratedClassifier(GaussianNB(), DirichletCalibration(), cv=3).fit(X, y)
+    assert isinstance(clf.recalibrator_.random_state, int)
+    assert clf.recalibrator.random_state is None  # the caller's object untouched

@@ -1,4 +1,4 @@
-"""Tests of the scaling recalibrators (skcal.recalibration._scaling)."""
+"""Tests of the scaling recalibrators (skcal.recalibration._scaling and _affine)."""
 
 import pickle
 import warnings
@@ -19,6 +19,7 @@ from skcal.recalibration import (
     SigmoidCalibration,
     TemperatureScaling,
     VectorScaling,
+    _affine,
     _scaling,
 )
 
@@ -55,7 +56,12 @@ def _labels_of(C):
 # --- against the slow twins ---------------------------------------------------------
 
 
-def test_sigmoid_and_beta_match_reference_on_random_cases():
+@pytest.mark.parametrize("warm_rows", [None, 2])
+def test_sigmoid_and_beta_match_reference_on_random_cases(warm_rows, monkeypatch):
+    # warm_rows=2: the large-n path (a fit on every k-th row, then Newton
+    # steps on all the rows) taken from n = 8 rows on
+    if warm_rows is not None:
+        monkeypatch.setattr(_scaling, "_WARM_ROWS", warm_rows)
     rng = np.random.default_rng(0)
     n_cases = 0
     for case in range(24):
@@ -89,6 +95,23 @@ def test_sigmoid_and_beta_match_reference_on_random_cases():
                 np.testing.assert_allclose(Q[keep], Q_ref, atol=2e-4)
             n_cases += 1
     assert n_cases == 48
+
+
+def test_newton_finish_of_the_one_vs_rest_fits_matches_lbfgs(monkeypatch):
+    # the large-n path against L-BFGS-B from the identity on the same data
+    rng = np.random.default_rng(21)
+    for case in range(6):
+        C = [2, 3, 4][case % 3]
+        P, y = _case(rng, 400, C, ["smooth", "rounded"][case % 2])
+        w = rng.integers(0, 3, 400).astype(float)
+        for make in (lambda C=C: SigmoidCalibration(labels=_labels_of(C)),
+                     lambda C=C: BetaCalibration(labels=_labels_of(C))):
+            plain = make().fit(P, y, sample_weight=w)
+            monkeypatch.setattr(_scaling, "_WARM_ROWS", 50)
+            warm = make().fit(P, y, sample_weight=w)
+            monkeypatch.undo()
+            np.testing.assert_allclose(warm.predict_proba(P), plain.predict_proba(P),
+                                       atol=1e-5)
 
 
 def test_temperature_matches_reference_on_random_cases():
@@ -190,12 +213,12 @@ def test_analytic_gradients_match_finite_differences():
         w = rng.uniform(0, 2, 40)
         L = _scaling._log_floor(P)
         for penalty, diagonal in (
-            (_scaling._l2_penalty(0.3), False),
-            (_scaling._odir_penalty(0.3, 0.7), False),
-            (_scaling._l2_penalty(0.3), True),
+            (_affine._l2_penalty(0.3), False),
+            (_affine._odir_penalty(0.3, 0.7), False),
+            (_affine._l2_penalty(0.3), True),
             (None, False),
         ):
-            fun, to_theta, from_theta = _scaling._affine_objective(L, y, w, penalty, diagonal)
+            fun, to_theta, from_theta = _affine._affine_objective(L, y, w, penalty, diagonal)
             W = np.diag(rng.normal(size=C)) if diagonal else rng.normal(size=(C, C))
             x = to_theta(W, rng.normal(size=C))
             W2, b2 = from_theta(x)
