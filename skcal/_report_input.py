@@ -414,13 +414,32 @@ def _arrow_csv_chunks(path, label, proba, weight):
         header = None
     finally:
         lines.close()
-    if header is None or not one_line:
+    if header is None or not one_line or _has_lone_cr(path):
         return None  # the standard library says what is wrong
     header = [h.strip() for h in header]
     _check_header(safe_text(path), header, label, proba, weight)
     numbers = [*proba, *([weight] if weight is not None else [])]
     types = {label: pa.string(), **{c: pa.float64() for c in numbers}}
     return _arrow_batches(pa, pa_csv, path, header, label, numbers, types)
+
+
+def _has_lone_cr(path):
+    """Whether the file has a carriage return not followed by a newline.
+
+    pyarrow ends a row there (old Mac line ends); the standard library refuses
+    it in an unquoted cell, and reads it as part of a quoted one.
+    """
+    previous = b""
+    with open(path, "rb") as f:
+        while block := f.read(BLOCK_BYTES):
+            if previous == b"\r" and not block.startswith(b"\n"):
+                return True
+            if b"\r" in block and (
+                block.count(b"\r") != block.count(b"\r\n") + block.endswith(b"\r")
+            ):
+                return True
+            previous = block[-1:]
+    return previous == b"\r"
 
 
 def _arrow_batches(pa, pa_csv, path, header, label, numbers, types):

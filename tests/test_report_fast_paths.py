@@ -134,3 +134,20 @@ def test_values_from_one_statistic_match_each_function():
         for key, m in objects.items():
             slow = float(m._function(y, p, sample_weight=w))
             assert fast[key] == slow, (case, key, fast[key], slow)
+
+
+@pytest.mark.parametrize("data", [
+    b"y,p\n1,0.5\r0,0.2\n1,0.3\n",  # a lone carriage return: refused, as before
+    b'y,p\n"1\r",0.5\n0,0.2\n',  # ... read as part of a quoted cell
+    b'y,p\n"1\n",0.5\n0,0.2\n',
+    b"y,p\r\n1,0.5\n0,0.2\r\n",
+    b"y,p\n", b"", b"y,q\n1,0.5\n", b"y,p\n\xe9,0.5\n", b"y,p\n1,1.5\n",
+    b"y,p\n1, 0.5 \n0,+.2\n", b"y,p\n1,0_2\n", b"y,p\n1,0.5,\n", b"y,p\n1,0.5\r",
+])
+def test_arrow_csv_reader_on_odd_files(tmp_path, monkeypatch, data):
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "odd.csv"
+    path.write_bytes(data)
+    slow = _read(path, ["p"], False, monkeypatch)
+    fast = _read(path, ["p"], True, monkeypatch)
+    assert _same(slow, fast), (slow, fast)
