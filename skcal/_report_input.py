@@ -367,7 +367,130 @@ def _check_header(name, header, label, proba, weight):
 
 
 def _csv_chunks(path, label, proba, weight):
-    """Yield ``(first data row, labels, {column: cells})`` chunks of a CSV file."""
+    """Yield ``(first data row, labels, {column: cells})`` chunks of a CSV file.
+
+    With pyarrow installed its streaming CSV reader parses the rows (blocks
+    of ``BLOCK_BYTES``, several times faster than the standard library);
+    at the first cell or row it does not take as the standard library would
+    (a number that is not finite or that it cannot parse, a row of another
+    width, a line too long...) the standard library reads on from that
+    chunk's first row, and so says what is wrong, as it always did.
+    """
+    done = 0
+    fast = _arrow_csv_chunks(path, label, proba, weight)
+    if fast is not None:
+        try:
+            while True:
+                try:
+                    chunk = next(fast)
+                except StopIteration:
+                    return
+                yield chunk
+                done += len(chunk[1])
+        except _NotForArrow:
+            pass
+    yield from _stdlib_csv_chunks(path, label, proba, weight, skip=done)
+
+
+class _NotForArrow(Exception):
+    """The rest of the file is for the standard library's reader."""
+
+
+def _arrow_csv_chunks(path, label, proba, weight):
+    """The chunks of ``_csv_chunks`` read by pyarrow, or None without pyarrow."""
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pa_csv
+    except ImportError:
+        return None
+    # the header as the standard library reads it (and its messages)
+    header = None
+    lines = _lines(path)
+    try:
+        reader = csv.reader(lines)
+        header = next(reader, None)
+        one_line = reader.line_num == 1
+    except csv.Error:
+        header = None
+    finally:
+        lines.close()
+    if header is None or not one_line or _has_lone_cr(path):
+        return None  # the standard library says what is wrong
+    header = [h.strip() for h in header]
+    _check_header(safe_text(path), header, label, proba, weight)
+    numbers = [*proba, *([weight] if weight is not None else [])]
+    types = {label: pa.string(), **{c: pa.float64() for c in numbers}}
+    return _arrow_batches(pa, pa_csv, path, header, label, numbers, types)
+
+
+def _has_lone_cr(path):
+    """Whether the file has a carriage return not followed by a newline.
+
+    pyarrow ends a row there (old Mac line ends); the standard library refuses
+    it in an unquoted cell, and reads it as part of a quoted one.
+    """
+    previous = b""
+    with open(path, "rb") as f:
+        while block := f.read(BLOCK_BYTES):
+            if previous == b"\r" and not block.startswith(b"\n"):
+                return True
+            if b"\r" in block and (
+                block.count(b"\r") != block.count(b"\r\n") + block.endswith(b"\r")
+            ):
+                return True
+            previous = block[-1:]
+    return previous == b"\r"
+
+
+def _arrow_batches(pa, pa_csv, path, header, label, numbers, types):
+    try:
+        reader = pa_csv.open_csv(
+            path,
+            read_options=pa_csv.ReadOptions(
+                skip_rows=1, column_names=header, block_size=BLOCK_BYTES
+            ),
+            parse_options=pa_csv.ParseOptions(newlines_in_values=True),
+            convert_options=pa_csv.ConvertOptions(
+                include_columns=[label, *numbers],
+                column_types=types,
+                null_values=[],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowException, OSError, ValueError):
+        raise _NotForArrow from None
+    row_no = 0
+    with reader:
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                return
+            except (pa.ArrowException, OSError, ValueError):
+                raise _NotForArrow from None
+            if batch.num_rows == 0:
+                continue
+            cells = {}
+            for c in numbers:
+                column = batch.column(c)
+                values = column.to_numpy(zero_copy_only=False)
+                if column.null_count or not np.all(np.isfinite(values)):
+                    raise _NotForArrow  # the standard library names the cell
+                cells[c] = np.array(values, dtype=np.float64)
+            # labels as the standard library gives them: text, stripped
+            codes = batch.column(label).dictionary_encode()
+            spellings = np.array(
+                [s.strip() for s in codes.dictionary.to_pylist()] + [""], dtype=object
+            )
+            labels = spellings[codes.indices.to_numpy(zero_copy_only=False)].tolist()
+            yield row_no + 1, labels, cells
+            row_no += batch.num_rows
+
+
+def _stdlib_csv_chunks(path, label, proba, weight, skip=0):
+    """``_csv_chunks`` with the standard library; the first ``skip`` data rows
+    are checked but not yielded."""
     name = safe_text(path)
     previous = csv.field_size_limit(MAX_LINE_BYTES)  # a process-wide setting
     reader = csv.reader(_lines(path))
@@ -393,6 +516,8 @@ def _csv_chunks(path, label, proba, weight):
                     f"has {width}."
                 )
             row_no += 1
+            if row_no <= skip:
+                continue
             cell = row[i_label].strip()
             labels.append(cell)
             size += len(cell)
