@@ -16,7 +16,7 @@ from skcal import (
     soft_binned_cdl,
 )
 from skcal._grouped import GroupedStatistic, binary_statistic, group
-from skcal._kernels._interval import group_sorted
+from skcal._kernels._interval import argsort_rows, group_sorted
 
 from cases import random_cases
 from reference import grouped_reference
@@ -101,6 +101,26 @@ def test_radix_grouping_equals_a_stable_sort_bit_for_bit():
                 assert not np.any(np.signbit(g.values))  # -0.0 groups as +0.0
                 np.testing.assert_array_equal(g.weights, out[1, :k])
                 np.testing.assert_array_equal(g.positives, out[2, :k])
+
+
+def test_row_radix_argsort_equals_a_stable_argsort():
+    # the per-utility sort of utility calibration (argsort_rows): negative
+    # values, -0.0 beside 0.0, ties, subnormals, one column
+    rng = np.random.default_rng(11)
+    for i in range(200):
+        m, n = int(rng.integers(1, 5)), int(rng.integers(1, 60))
+        kind = i % 4
+        if kind == 0:
+            V = rng.random((m, n)) * 2 - 1
+        elif kind == 1:
+            V = np.round(rng.random((m, n)) * 2 - 1, 1)
+        elif kind == 2:
+            V = rng.choice([0.0, -0.0, 1.0, -1.0, 5e-324, -5e-324, 0.25], (m, n))
+        else:
+            V = np.ldexp(rng.choice([-1.0, 1.0], (m, n)), -rng.integers(1, 1000, (m, n)))
+        order = np.empty(V.shape, dtype=np.intp)
+        argsort_rows(V, order)
+        np.testing.assert_array_equal(order, np.argsort(V, axis=1, kind="stable"))
 
 
 class _Holder:

@@ -488,3 +488,86 @@ def group_radix(
     finally:
         PyMem_Free(counts)
     return k + 1
+
+
+cdef inline uint64_t _order_key(double v) noexcept nogil:
+    """An unsigned integer ordered as ``v`` (finite; -0.0 as +0.0)."""
+    cdef _Bits bits
+    bits.d = v + 0.0
+    if bits.u >> 63:
+        return ~bits.u
+    return bits.u | (<uint64_t> 1 << 63)
+
+
+def argsort_rows(
+    const double[:, ::1] V,             # IN  (m, n) finite values
+    Py_ssize_t[:, ::1] order,           # OUT (m, n) per row, a stable sorting permutation
+):
+    """``np.argsort(V, axis=1, kind="stable")`` by an LSD radix sort of each row.
+
+    Six passes of 11-bit digits at most over (key, index) pairs in two
+    buffers of 16 bytes per column, reused for every row; a digit shared by
+    the whole row is skipped.
+    """
+    cdef Py_ssize_t m = V.shape[0], n = V.shape[1]
+    cdef Py_ssize_t r, i, c, d, total
+    cdef uint64_t u
+    cdef uint64_t* counts = NULL
+    cdef uint64_t* buf = NULL
+    cdef uint64_t* src_key
+    cdef uint64_t* dst_key
+    cdef uint64_t* src_i
+    cdef uint64_t* dst_i
+    cdef uint64_t* tmp
+    cdef uint64_t* cnt
+    cdef int shift
+    _need(order.shape[0] == m and order.shape[1] == n, "order must have the shape of V")
+    if m == 0 or n == 0:
+        return
+    counts = <uint64_t*> PyMem_Malloc(_RADIX_PASSES * _RADIX * sizeof(uint64_t))
+    buf = <uint64_t*> PyMem_Malloc(4 * n * sizeof(uint64_t))
+    if counts == NULL or buf == NULL:
+        PyMem_Free(counts)
+        PyMem_Free(buf)
+        raise MemoryError()
+    try:
+        with nogil:
+            for r in range(m):
+                memset(counts, 0, _RADIX_PASSES * _RADIX * sizeof(uint64_t))
+                src_key = buf
+                src_i = buf + n
+                dst_key = buf + 2 * n
+                dst_i = buf + 3 * n
+                for i in range(n):
+                    u = _order_key(V[r, i])
+                    src_key[i] = u
+                    src_i[i] = <uint64_t> i
+                    for d in range(_RADIX_PASSES):
+                        counts[d * _RADIX + ((u >> (d * _RADIX_BITS)) & (_RADIX - 1))] += 1
+                for d in range(_RADIX_PASSES):
+                    cnt = counts + d * _RADIX
+                    shift = d * _RADIX_BITS
+                    if cnt[(src_key[0] >> shift) & (_RADIX - 1)] == <uint64_t> n:
+                        continue
+                    total = 0
+                    for c in range(_RADIX):
+                        u = cnt[c]
+                        cnt[c] = total
+                        total += u
+                    for i in range(n):
+                        u = src_key[i]
+                        c = cnt[(u >> shift) & (_RADIX - 1)]
+                        cnt[(u >> shift) & (_RADIX - 1)] += 1
+                        dst_key[c] = u
+                        dst_i[c] = src_i[i]
+                    tmp = src_key
+                    src_key = dst_key
+                    dst_key = tmp
+                    tmp = src_i
+                    src_i = dst_i
+                    dst_i = tmp
+                for i in range(n):
+                    order[r, i] = <Py_ssize_t> src_i[i]
+    finally:
+        PyMem_Free(counts)
+        PyMem_Free(buf)
