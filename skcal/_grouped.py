@@ -76,8 +76,17 @@ class GroupedStatistic:
         return (self.positives - self.values * self.weights) / self.total
 
     def with_positives(self, positives):
-        """The same values and weights with other positive sums (a resample)."""
-        return GroupedStatistic(self.values, self.weights, positives)
+        """The same values and weights with other positive sums (a resample).
+
+        The total weight is the same too: it is not summed again (the tester
+        calls this once per null draw).
+        """
+        new = GroupedStatistic.__new__(GroupedStatistic)
+        new.values = self.values
+        new.weights = self.weights
+        new.positives = positives
+        new.total = self.total
+        return new
 
 
 def group(y, p, w):
