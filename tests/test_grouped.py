@@ -16,7 +16,7 @@ from skcal import (
     soft_binned_cdl,
 )
 from skcal._grouped import GroupedStatistic, binary_statistic, group
-from skcal._kernels._interval import argsort_rows, group_sorted
+from skcal._kernels._interval import argsort_rows, group_radix, group_sorted
 
 from cases import random_cases
 from reference import grouped_reference
@@ -101,6 +101,21 @@ def test_radix_grouping_equals_a_stable_sort_bit_for_bit():
                 assert not np.any(np.signbit(g.values))  # -0.0 groups as +0.0
                 np.testing.assert_array_equal(g.weights, out[1, :k])
                 np.testing.assert_array_equal(g.positives, out[2, :k])
+
+
+def test_radix_kernels_check_shapes():
+    p, y, w = np.array([0.2, 0.1, 0.2]), np.array([1, 0, 1], np.uint8), np.ones(3)
+    out = [np.empty(3) for _ in range(4)]
+    assert group_radix(p, y, w, *out) == 2
+    assert group_radix(p, y, np.empty(0), *out) == 2  # unit weights
+    with pytest.raises(ValueError, match="shapes"):
+        group_radix(p, y[:2].copy(), w, *out)
+    with pytest.raises(ValueError, match="shapes"):
+        group_radix(p, y, w[:2].copy(), *out)
+    with pytest.raises(ValueError, match="shapes"):
+        group_radix(p, y, w, out[0], out[1], out[2], np.empty(2))
+    with pytest.raises(ValueError, match="shapes"):
+        argsort_rows(np.zeros((2, 3)), np.empty((2, 2), dtype=np.intp))
 
 
 def test_row_radix_argsort_equals_a_stable_argsort():
