@@ -18,6 +18,10 @@ taking turns, so before and after are measured in one run on one machine.
     python benchmarks/bench_binary.py --sizes 1e4 1e5 --repeat 15 --clock cpu  # fixed costs
     python benchmarks/bench_binary.py --before /tmp/skcal_before
     python benchmarks/bench_binary.py --clock cpu   # on a shared, loaded machine
+    python benchmarks/bench_binary.py --weighted     # sample_weight ~ U(0.5, 1.5)
+
+With ``--weighted`` every measure gets random weights (the sorting measures'
+yardstick is then ``np.argsort``: a weighted grouping must carry the weights).
 
 ``--clock cpu`` times each call by the CPU time of the calling thread
 (``time.thread_time``) instead of wall time: on a machine shared with other
@@ -97,7 +101,7 @@ def make_data(n, seed=0):
     return y, p
 
 
-def worker(n, repeat, names, path=None):
+def worker(n, repeat, names, path=None, weighted=False):
     """Measure one size with the skcal found on sys.path (or in ``path``); print JSON."""
     import numpy as np
 
@@ -109,6 +113,9 @@ def worker(n, repeat, names, path=None):
 
     y, p = make_data(n)
     w = np.ones(n)
+    kwargs = {}
+    if weighted:
+        kwargs["sample_weight"] = np.random.default_rng(1).random(n) + 0.5
     idx = np.minimum((p * 1024).astype(np.intp), 1023)
     rep = repeat if n <= 2**20 else max(1, (repeat + 1) // 2)
     out = {
@@ -125,26 +132,32 @@ def worker(n, repeat, names, path=None):
         if n > max_n or name not in names:
             continue
         func = getattr(skcal, name)
-        t = median_time(lambda func=func: func(y, p), rep)
+        t = median_time(lambda func=func: func(y, p, **kwargs), rep)
         paired = paired_ratio(
-            lambda func=func: func(y, p),
+            lambda func=func: func(y, p, **kwargs),
             lambda: np.bincount(idx, weights=w, minlength=1024),
             rep,
         )
         # the sorting measures' own yardstick, paired the same way
-        paired_sort = paired_ratio(lambda func=func: func(y, p), lambda: np.sort(p), rep)
+        paired_sort = paired_ratio(
+            lambda func=func: func(y, p, **kwargs),
+            (lambda: np.argsort(p)) if weighted else (lambda: np.sort(p)),
+            rep,
+        )
         out["measures"][name] = {
             "time": t,
             "paired": paired,
             "paired_sort": paired_sort,
-            "bytes": peak_bytes(lambda func=func: func(y, p)) / n,
+            "bytes": peak_bytes(lambda func=func: func(y, p, **kwargs)) / n,
         }
     print(json.dumps(out))
 
 
-def run_worker(n, repeat, names, path, clock="wall"):
+def run_worker(n, repeat, names, path, clock="wall", weighted=False):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", str(n)]
     cmd += ["--repeat", str(repeat), "--measures", *names, "--clock", clock]
+    if weighted:
+        cmd += ["--weighted"]
     if path is not None:
         cmd += ["--path", path]
     # run outside the source tree, so the installed (or --before) build is used
@@ -167,6 +180,17 @@ def cpu_features():
         return f"baseline {simd.get('baseline')}, found {simd.get('found')}"
 
 
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    return platform.processor() or platform.machine()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", type=float, default=[2**20, 1e7])
@@ -175,13 +199,15 @@ def main():
     parser.add_argument("--before", default=None, help="directory with another skcal build")
     parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                         help="wall time, or CPU time of the calling thread")
+    parser.add_argument("--weighted", action="store_true",
+                        help="random sample_weight; /sort pair is then against np.argsort")
     parser.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--path", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     global CLOCK
     CLOCK = time.thread_time if args.clock == "cpu" else time.perf_counter
     if args.worker is not None:
-        worker(args.worker, args.repeat, args.measures, args.path)
+        worker(args.worker, args.repeat, args.measures, args.path, args.weighted)
         return
 
     import numpy as np
@@ -192,19 +218,24 @@ def main():
     ]
     print(f"numpy {np.__version__}, Python {platform.python_version()}, "
           f"{platform.machine()}, {os.cpu_count()} logical CPUs")
+    print(f"CPU: {cpu_name()}")
     print(f"numpy CPU features (baseline, then dispatched): {cpu_features()}")
     print(f"median {args.clock} time of {args.repeat} calls (half that above 2^20) of the "
           "public function, "
           "validation included; ratio = time / baseline time on the same data;")
     print("bytes/sample = tracemalloc peak of one call / n (the inputs excluded);")
     print("/bc pair = median over calls of (call time / time of the bincount baseline "
-          "called just before it); /sort pair: the same with np.sort(p) as the baseline\n")
+          "called just before it); /sort pair: the same with np.sort(p) as the baseline"
+          + (" (np.argsort(p) with --weighted: random sample_weight)" if args.weighted else "")
+          + "\n")
     head = (f"{'n':>9} {'build':<7} {'measure':<30} {'time [s]':>9} {'/sort':>7} "
             f"{'/argsort':>8} {'/bincount':>9} {'B/sample':>9} {'/bc pair':>8} {'/sort pair':>10}")
     print(head)
     for n in (int(s) for s in args.sizes):
-        results = [(label, run_worker(n, args.repeat, args.measures, path, args.clock))
-                   for label, path in builds]
+        results = [
+            (label, run_worker(n, args.repeat, args.measures, path, args.clock, args.weighted))
+            for label, path in builds
+        ]
         for name, _, _ in MEASURES:
             for label, res in results:
                 if name not in res["measures"]:

@@ -62,6 +62,11 @@ def worker(n, repeat, path=None):
     out = {
         "path": os.path.dirname(skcal.__file__),
         "argsort": median_time(lambda: np.argsort(p), repeat),
+        # the direct measure on the rows: what a sketch's build is judged by
+        "smce": median_time(lambda: skcal.smooth_calibration_error(y, p), repeat),
+        "smce_w": median_time(
+            lambda: skcal.smooth_calibration_error(y, p, sample_weight=weights), repeat
+        ),
         "cases": {},
     }
     for label, max_size, weighted in CASES:
@@ -76,7 +81,9 @@ def worker(n, repeat, path=None):
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         stored = len(sketch.to_bytes())
-        out["cases"][label] = {"time": t, "bytes": peak / n, "stored": stored / n}
+        out["cases"][label] = {
+            "time": t, "bytes": peak / n, "stored": stored / n, "weighted": weighted
+        }
     # merging two exact sketches of half the rows each: what every task of a
     # Dask tree does (peak extra memory of the merge alone)
     h = n // 2
@@ -93,7 +100,8 @@ def worker(n, repeat, path=None):
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         out["cases"][label] = {
-            "time": t, "bytes": peak / n, "stored": len(merged.to_bytes()) / n
+            "time": t, "bytes": peak / n, "stored": len(merged.to_bytes()) / n,
+            "weighted": weighted,
         }
     print(json.dumps(out))
 
@@ -116,9 +124,10 @@ def main():
         builds.insert(0, ("before", os.path.abspath(args.before)))
     print(f"numpy {np.__version__}, Python {platform.python_version()}, "
           f"{platform.machine()}, {os.cpu_count()} logical CPUs, load {os.getloadavg()[0]:.1f}")
-    print(f"median of {args.repeat} builds; ratio = time / np.argsort time on the same data\n")
+    print(f"median of {args.repeat} builds; ratio = time / np.argsort time on the same data;")
+    print("/smCE = time / a direct smooth_calibration_error of the same rows (and weights)\n")
     print(f"{'n':>9} {'build':<7} {'case':<36} {'time [s]':>9} {'/argsort':>9} "
-          f"{'peak B/row':>10} {'stored B/row':>12}")
+          f"{'/smCE':>6} {'peak B/row':>10} {'stored B/row':>12}")
     for n in (int(s) for s in args.sizes):
         for label, path in builds:
             cmd = [sys.executable, os.path.abspath(__file__), "--worker", str(n),
@@ -129,11 +138,14 @@ def main():
                                  cwd=os.path.expanduser("~"))
             res = json.loads(res.stdout.strip().splitlines()[-1])
             for case, m in res["cases"].items():
+                smce = res["smce_w"] if m["weighted"] else res["smce"]
                 print(f"{n:>9} {label:<7} {case:<36} {m['time']:>9.3f} "
-                      f"{m['time'] / res['argsort']:>9.2f} {m['bytes']:>10.1f} "
-                      f"{m['stored']:>12.1f}")
+                      f"{m['time'] / res['argsort']:>9.2f} {m['time'] / smce:>6.2f} "
+                      f"{m['bytes']:>10.1f} {m['stored']:>12.1f}")
             print(f"{n:>9} {label:<7} {'(np.argsort [s])':<36} {res['argsort']:>9.3f}"
                   f"   [skcal from {res['path']}]")
+            print(f"{n:>9} {label:<7} {'(direct smCE, weighted [s])':<36} "
+                  f"{res['smce']:>9.3f} {res['smce_w']:>9.3f}")
         print()
 
 

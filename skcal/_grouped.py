@@ -23,7 +23,7 @@ Conventions, documented once:
 import numpy as np
 
 from ._kernels._exact import deposit, term_columns
-from ._kernels._interval import group_sorted, group_two_sorted
+from ._kernels._interval import group_radix, group_sorted
 from ._validation import (
     check_binary_calibration_input,
     power_of_two_scale,
@@ -76,8 +76,17 @@ class GroupedStatistic:
         return (self.positives - self.values * self.weights) / self.total
 
     def with_positives(self, positives):
-        """The same values and weights with other positive sums (a resample)."""
-        return GroupedStatistic(self.values, self.weights, positives)
+        """The same values and weights with other positive sums (a resample).
+
+        The total weight is the same too: it is not summed again (the tester
+        calls this once per null draw).
+        """
+        new = GroupedStatistic.__new__(GroupedStatistic)
+        new.values = self.values
+        new.weights = self.weights
+        new.positives = positives
+        new.total = self.total
+        return new
 
 
 def group(y, p, w):
@@ -92,31 +101,38 @@ def group(y, p, w):
 
     Notes
     -----
-    Unit weights with 0/1 labels (the compact form) take two value sorts, of
-    the predictions of each class, and one merge instead of an argsort: a
-    value sort is several times faster than an argsort, and the counts are
-    exact, so the statistic is the same bit for bit. Peak extra memory is
-    about 34 bytes per sample on that path (the two sorted halves and the
-    three output arrays), 56 otherwise.
+    0/1 outcomes (every binary input) are grouped by one least-significant-
+    digit radix sort of the predictions' bits carrying the weights and the
+    outcome (``group_radix`` in ``_kernels/_interval.pyx``): linear passes
+    over contiguous memory, where an argsort and the gathers it needs jump
+    about memory. Measured at n = 10**7: 0.85x one ``np.sort`` of the
+    predictions with unit weights (two value sorts and a merge took 1.4 to
+    1.8x), 0.3x an ``np.argsort`` with weights (the argsort path: 1.4x).
+    Equal predictions are summed in input order (the sort is stable), so
+    unit weights give the exact counts, bit for bit as before. Peak extra
+    memory is about 33 bytes per sample (three output arrays, which the
+    sort uses as buffers, one work array and the labels as bytes), plus a
+    contiguous copy of stride-0 or strided weights; other outcomes go
+    through ``np.argsort`` (56 bytes per sample).
     """
     n = p.shape[0]
     values = np.empty(n)
     weights = np.empty(n)
     positives = np.empty(n)
-    if _unit_weights(w) and y.dtype in (np.uint8, np.int64, np.bool_):
-        if y.dtype == np.int64:
-            mask = y != 0  # our own array: complemented in place below
+    if y.dtype in (np.uint8, np.int64, np.bool_) or _zero_one(y):
+        # 0/1 labels: a radix sort carrying the weights (no argsort, no
+        # random gathers); the label rides in the weight's sign
+        labels = y.view(np.uint8) if y.dtype in (np.uint8, np.bool_) else (
+            (y != 0).view(np.uint8)
+        )
+        if _unit_weights(w):
+            w = np.empty(0)
         else:
-            mask = y.view(np.bool_)  # a view of 0/1 bytes, read only
-        p1 = p[mask]
-        p1.sort()
-        if mask.base is None:
-            p0 = p[np.logical_not(mask, out=mask)]
-        else:
-            p0 = p[~mask]
-        del mask
-        p0.sort()
-        k = group_two_sorted(p0, p1, values, weights, positives)
+            w = np.ascontiguousarray(np.broadcast_to(w, p.shape), dtype=np.float64)
+        k = group_radix(
+            np.ascontiguousarray(p, dtype=np.float64), labels, w, values, weights,
+            positives, np.empty(n),
+        )
     else:
         y = np.ascontiguousarray(y, dtype=np.float64)
         w = np.ascontiguousarray(w, dtype=np.float64)
@@ -149,6 +165,11 @@ def canonical_statistic(statistic, return_scale=False):
             statistic.values, np.ldexp(weights, e), np.ldexp(statistic.positives, e)
         )
     return (statistic, e) if return_scale else statistic
+
+
+def _zero_one(y):
+    """True for float outcomes that are all 0 or 1 (a binary y of the full validator)."""
+    return y.dtype == np.float64 and bool(np.all((y == 0.0) | (y == 1.0)))
 
 
 def _unit_weights(w):

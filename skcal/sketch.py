@@ -789,7 +789,8 @@ def _rows_state(y, p, w, max_size):
     if integral:
         # float sums of integers below 2**53 are exact: the in-memory grouping
         G = group(y, p, w)
-        negatives = G.weights - G.positives
+        # in place: the statistic's arrays are ours (8 bytes per row less)
+        negatives = np.subtract(G.weights, G.positives, out=G.weights)
         if max_size is not None and len(G) > max_size:
             points = (G.values, negatives, G.positives)
             return _compact_points(*points, max_size), n, common
@@ -813,6 +814,9 @@ def _exact_of_rows(p, positive, w):
     sum; only the rows of repeated values go through the multi-limb sums.
     """
     n = p.shape[0]
+    # an argsort, not the radix grouping of ``group``: that needs 8 bytes
+    # per row more at its peak (measured 46 against 38 bytes per row with
+    # the validated weights held), over the 40 of a sketch's build
     order = np.argsort(p)
     ps = p[order]
     new = np.empty(n, dtype=bool)

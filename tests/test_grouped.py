@@ -17,6 +17,7 @@ from skcal import (
     soft_binned_cdl,
 )
 from skcal._grouped import GroupedStatistic, binary_statistic, group
+from skcal._kernels._interval import argsort_rows, group_radix, group_sorted
 
 from cases import random_cases
 from reference import grouped_reference
@@ -51,6 +52,91 @@ def test_unlabelled_unit_weights_take_the_two_sort_path_exactly():
     binary_statistic(labels, p)
     np.testing.assert_array_equal(labels, [1, 0, 1, 0])
     np.testing.assert_array_equal(p, [0.4, 0.3, 0.2, 0.1])
+
+
+def _radix_cases(rng, count):
+    """Predictions that stress the radix sort's digits, with 0/1 outcomes and weights."""
+    for i in range(count):
+        n = int(rng.integers(1, 70)) if i > 2 else i + 1
+        kind = i % 6
+        if kind == 0:
+            p = rng.random(n)
+        elif kind == 1:
+            p = rng.integers(0, 5, n) / 4.0  # many ties, 0 and 1
+        elif kind == 2:
+            p = rng.choice([0.0, -0.0, 1.0, 0.5, 1e-300, 5e-324, 2.0**-1022], n)
+        elif kind == 3:
+            # differ only in the lowest digit, or only in one high digit
+            p = 0.5 + rng.integers(0, 4, n) * 2.0**-52
+        elif kind == 4:
+            p = np.ldexp(1.0, -rng.integers(1, 1000, n))
+        else:
+            p = np.round(rng.random(n), 2)
+        y = rng.integers(0, 2, n)
+        if i % 7 == 0:
+            y[:] = y[0]  # one class
+        w_kind = i % 3
+        if w_kind == 0:
+            w = np.ones(n)
+        elif w_kind == 1:
+            w = rng.integers(0, 3, n).astype(float)
+        else:
+            w = rng.random(n) * 10.0 ** rng.uniform(-300, 300, n)
+        yield y, p, w
+
+
+def test_radix_grouping_equals_a_stable_sort_bit_for_bit():
+    # 0/1 outcomes take the radix sort (group_radix), which sums each
+    # group's rows in input order: exactly what a stable argsort and the
+    # plain grouping loop give, for every outcome type and weight kind
+    rng = np.random.default_rng(7)
+    for y, p, w in _radix_cases(rng, 400):
+        order = np.argsort(p, kind="stable")
+        n = p.shape[0]
+        out = np.empty((3, n))
+        k = group_sorted(p, y.astype(float), w, order, out[0], out[1], out[2])
+        for labels in (y.astype(np.int64), y.astype(np.uint8), y.astype(bool), y * 1.0):
+            for weights in (w, np.broadcast_to(w[0], (n,)) if np.all(w == w[0]) else w):
+                g = group(labels, p, weights)
+                np.testing.assert_array_equal(g.values, out[0, :k])
+                assert not np.any(np.signbit(g.values))  # -0.0 groups as +0.0
+                np.testing.assert_array_equal(g.weights, out[1, :k])
+                np.testing.assert_array_equal(g.positives, out[2, :k])
+
+
+def test_radix_kernels_check_shapes():
+    p, y, w = np.array([0.2, 0.1, 0.2]), np.array([1, 0, 1], np.uint8), np.ones(3)
+    out = [np.empty(3) for _ in range(4)]
+    assert group_radix(p, y, w, *out) == 2
+    assert group_radix(p, y, np.empty(0), *out) == 2  # unit weights
+    with pytest.raises(ValueError, match="shapes"):
+        group_radix(p, y[:2].copy(), w, *out)
+    with pytest.raises(ValueError, match="shapes"):
+        group_radix(p, y, w[:2].copy(), *out)
+    with pytest.raises(ValueError, match="shapes"):
+        group_radix(p, y, w, out[0], out[1], out[2], np.empty(2))
+    with pytest.raises(ValueError, match="shapes"):
+        argsort_rows(np.zeros((2, 3)), np.empty((2, 2), dtype=np.intp))
+
+
+def test_row_radix_argsort_equals_a_stable_argsort():
+    # the per-utility sort of utility calibration (argsort_rows): negative
+    # values, -0.0 beside 0.0, ties, subnormals, one column
+    rng = np.random.default_rng(11)
+    for i in range(200):
+        m, n = int(rng.integers(1, 5)), int(rng.integers(1, 60))
+        kind = i % 4
+        if kind == 0:
+            V = rng.random((m, n)) * 2 - 1
+        elif kind == 1:
+            V = np.round(rng.random((m, n)) * 2 - 1, 1)
+        elif kind == 2:
+            V = rng.choice([0.0, -0.0, 1.0, -1.0, 5e-324, -5e-324, 0.25], (m, n))
+        else:
+            V = np.ldexp(rng.choice([-1.0, 1.0], (m, n)), -rng.integers(1, 1000, (m, n)))
+        order = np.empty(V.shape, dtype=np.intp)
+        argsort_rows(V, order)
+        np.testing.assert_array_equal(order, np.argsort(V, axis=1, kind="stable"))
 
 
 class _Holder:

@@ -61,9 +61,15 @@ cdef inline void _heap_push(
 
 
 cdef inline void _heap_pop(double* h, Py_ssize_t n, Py_ssize_t step) noexcept nogil:
-    """Remove the root of the min-heap of pairs 0..n-1, n >= 1."""
+    """Remove the root of the min-heap of pairs 0..n-1, n >= 1.
+
+    Bottom-up (Floyd): the hole at the root moves down to a leaf along the
+    least children without comparing them with the moved-in last pair, which
+    then rises from that leaf; it is a large key (a leaf's), so it rarely
+    rises, and each level costs three comparisons instead of four.
+    """
     cdef double key = h[(n - 1) * step], weight = h[(n - 1) * step + 1], least
-    cdef Py_ssize_t i = 0, first, last, j, child
+    cdef Py_ssize_t i = 0, first, last, j, child, parent
     n -= 1
     while True:
         first = 4 * i + 1
@@ -76,11 +82,16 @@ cdef inline void _heap_pop(double* h, Py_ssize_t n, Py_ssize_t step) noexcept no
             if h[j * step] < least:
                 least = h[j * step]
                 child = j
-        if key <= least:
-            break
         h[i * step] = least
         h[i * step + 1] = h[child * step + 1]
         i = child
+    while i > 0:
+        parent = (i - 1) >> 2
+        if h[parent * step] <= key:
+            break
+        h[i * step] = h[parent * step]
+        h[i * step + 1] = h[parent * step + 1]
+        i = parent
     h[i * step] = key
     h[i * step + 1] = weight
 

@@ -41,3 +41,13 @@ def decision_hull(
     total: float,
     q_order: NDArray[np.intp],
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], float, float]: ...
+def group_radix(
+    p: NDArray[np.float64],
+    y: NDArray[np.uint8],
+    w: NDArray[np.float64],
+    values: NDArray[np.float64],
+    wsum: NDArray[np.float64],
+    wysum: NDArray[np.float64],
+    work: NDArray[np.float64],
+) -> int: ...
+def argsort_rows(V: NDArray[np.float64], order: NDArray[np.intp]) -> None: ...

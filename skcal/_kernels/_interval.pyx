@@ -359,3 +359,215 @@ def decision_hull(
         PyMem_Free(hx)
         PyMem_Free(hh)
     return hull_x, hull_h, h_max, x_max
+
+
+# --- grouping weighted rows by an LSD radix sort of (prediction, weight) pairs
+#
+# A prediction p >= 0 (+0.0 for -0.0) orders as the unsigned integer of its
+# bits, so a least-significant-digit radix sort of those integers, carrying
+# the weight, sorts the rows in O(n) passes over contiguous memory instead of
+# an argsort and three random gathers. The outcome y in {0, 1} rides in the
+# sign bit of the carried weight (w >= 0, so -w, or -0.0 for w = 0, marks a
+# positive row). Digits of 11 bits: six passes at most, and a pass whose
+# digit is the same on every row is skipped (the exponent bits of p in
+# [0, 1] mostly are).
+
+from libc.stdint cimport uint64_t
+from libc.string cimport memset
+from libc.math cimport signbit
+
+cdef enum:
+    _RADIX_BITS = 11
+    _RADIX = 1 << _RADIX_BITS
+    _RADIX_PASSES = 6
+
+
+cdef union _Bits:
+    double d
+    uint64_t u
+
+
+def group_radix(
+    const double[::1] p,                # IN  predictions in [0, 1], any order
+    const unsigned char[::1] y,         # IN  outcomes, 0 or 1 (any non-zero is 1)
+    const double[::1] w,                # IN  non-negative weights, or () for unit ones
+    double[::1] values,                 # OUT distinct sorted p (first k used); work
+    double[::1] wsum,                   # OUT total weight per distinct value; work
+    double[::1] wysum,                  # OUT total weight of positives per value; work
+    double[::1] work,                   # OUT (n,) work
+):
+    """``group_sorted`` of ``(p, y, w)`` by a stable radix sort; return k.
+
+    Rows with equal predictions are summed in their input order (the sort is
+    stable), so with unit weights the sums are exact counts, equal bit for
+    bit to ``group_two_sorted``'s. The outputs double as the sort's buffers,
+    ``(work, wysum)`` and ``(values, wsum)``; the last pass groups in place
+    (a group never lands after its first row, and each row is read before
+    its group is written): 8 bytes of work per row.
+    """
+    cdef Py_ssize_t n = p.shape[0]
+    cdef Py_ssize_t i, k = -1, c, d, total
+    cdef uint64_t u, last = 0
+    cdef _Bits bits
+    cdef double x
+    cdef uint64_t* counts = NULL
+    cdef uint64_t* src_key
+    cdef uint64_t* dst_key
+    cdef double* src_w
+    cdef double* dst_w
+    cdef uint64_t* tmp_key
+    cdef double* tmp_w
+    cdef uint64_t* cnt
+    cdef int shift
+    cdef bint unit = w.shape[0] == 0
+    _need(y.shape[0] == n and (unit or w.shape[0] == n),
+          "p, y and w must have one length (or w none)")
+    _need(values.shape[0] >= n and wsum.shape[0] >= n and wysum.shape[0] >= n
+          and work.shape[0] >= n,
+          "values, wsum, wysum and work need room for len(p) entries")
+    if n == 0:
+        return 0
+    counts = <uint64_t*> PyMem_Malloc(_RADIX_PASSES * _RADIX * sizeof(uint64_t))
+    if counts == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            memset(counts, 0, _RADIX_PASSES * _RADIX * sizeof(uint64_t))
+            src_key = <uint64_t*> &work[0]
+            src_w = &wysum[0]
+            dst_key = <uint64_t*> &values[0]
+            dst_w = &wsum[0]
+            for i in range(n):
+                bits.d = p[i] + 0.0     # -0.0 and 0.0 group as +0.0
+                u = bits.u
+                src_key[i] = u
+                x = 1.0 if unit else w[i]
+                src_w[i] = -x if y[i] else x
+                for d in range(_RADIX_PASSES):
+                    counts[d * _RADIX + ((u >> (d * _RADIX_BITS)) & (_RADIX - 1))] += 1
+            for d in range(_RADIX_PASSES):
+                cnt = counts + d * _RADIX
+                shift = d * _RADIX_BITS
+                # skip a digit shared by every row
+                if cnt[(src_key[0] >> shift) & (_RADIX - 1)] == <uint64_t> n:
+                    continue
+                total = 0
+                for c in range(_RADIX):
+                    u = cnt[c]
+                    cnt[c] = total
+                    total += u
+                for i in range(n):
+                    u = src_key[i]
+                    c = cnt[(u >> shift) & (_RADIX - 1)]
+                    cnt[(u >> shift) & (_RADIX - 1)] += 1
+                    dst_key[c] = u
+                    dst_w[c] = src_w[i]
+                tmp_key = src_key
+                src_key = dst_key
+                dst_key = tmp_key
+                tmp_w = src_w
+                src_w = dst_w
+                dst_w = tmp_w
+            # group: src may be (values, wsum) itself; k <= i, and row i is
+            # read before group k is written
+            for i in range(n):
+                u = src_key[i]
+                x = src_w[i]
+                if k < 0 or u != last:
+                    k += 1
+                    bits.u = u
+                    values[k] = bits.d
+                    wsum[k] = 0.0
+                    wysum[k] = 0.0
+                    last = u
+                if signbit(x):
+                    wsum[k] -= x
+                    wysum[k] -= x
+                else:
+                    wsum[k] += x
+    finally:
+        PyMem_Free(counts)
+    return k + 1
+
+
+cdef inline uint64_t _order_key(double v) noexcept nogil:
+    """An unsigned integer ordered as ``v`` (finite; -0.0 as +0.0)."""
+    cdef _Bits bits
+    bits.d = v + 0.0
+    if bits.u >> 63:
+        return ~bits.u
+    return bits.u | (<uint64_t> 1 << 63)
+
+
+def argsort_rows(
+    const double[:, ::1] V,             # IN  (m, n) finite values
+    Py_ssize_t[:, ::1] order,           # OUT (m, n) per row, a stable sorting permutation
+):
+    """``np.argsort(V, axis=1, kind="stable")`` by an LSD radix sort of each row.
+
+    Six passes of 11-bit digits at most over (key, index) pairs in two
+    buffers of 16 bytes per column, reused for every row; a digit shared by
+    the whole row is skipped.
+    """
+    cdef Py_ssize_t m = V.shape[0], n = V.shape[1]
+    cdef Py_ssize_t r, i, c, d, total
+    cdef uint64_t u
+    cdef uint64_t* counts = NULL
+    cdef uint64_t* buf = NULL
+    cdef uint64_t* src_key
+    cdef uint64_t* dst_key
+    cdef uint64_t* src_i
+    cdef uint64_t* dst_i
+    cdef uint64_t* tmp
+    cdef uint64_t* cnt
+    cdef int shift
+    _need(order.shape[0] == m and order.shape[1] == n, "order must have the shape of V")
+    if m == 0 or n == 0:
+        return
+    counts = <uint64_t*> PyMem_Malloc(_RADIX_PASSES * _RADIX * sizeof(uint64_t))
+    buf = <uint64_t*> PyMem_Malloc(4 * n * sizeof(uint64_t))
+    if counts == NULL or buf == NULL:
+        PyMem_Free(counts)
+        PyMem_Free(buf)
+        raise MemoryError()
+    try:
+        with nogil:
+            for r in range(m):
+                memset(counts, 0, _RADIX_PASSES * _RADIX * sizeof(uint64_t))
+                src_key = buf
+                src_i = buf + n
+                dst_key = buf + 2 * n
+                dst_i = buf + 3 * n
+                for i in range(n):
+                    u = _order_key(V[r, i])
+                    src_key[i] = u
+                    src_i[i] = <uint64_t> i
+                    for d in range(_RADIX_PASSES):
+                        counts[d * _RADIX + ((u >> (d * _RADIX_BITS)) & (_RADIX - 1))] += 1
+                for d in range(_RADIX_PASSES):
+                    cnt = counts + d * _RADIX
+                    shift = d * _RADIX_BITS
+                    if cnt[(src_key[0] >> shift) & (_RADIX - 1)] == <uint64_t> n:
+                        continue
+                    total = 0
+                    for c in range(_RADIX):
+                        u = cnt[c]
+                        cnt[c] = total
+                        total += u
+                    for i in range(n):
+                        u = src_key[i]
+                        c = cnt[(u >> shift) & (_RADIX - 1)]
+                        cnt[(u >> shift) & (_RADIX - 1)] += 1
+                        dst_key[c] = u
+                        dst_i[c] = src_i[i]
+                    tmp = src_key
+                    src_key = dst_key
+                    dst_key = tmp
+                    tmp = src_i
+                    src_i = dst_i
+                    dst_i = tmp
+                for i in range(n):
+                    order[r, i] = <Py_ssize_t> src_i[i]
+    finally:
+        PyMem_Free(counts)
+        PyMem_Free(buf)

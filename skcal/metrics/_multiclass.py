@@ -4,7 +4,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from .._grouped import group
-from .._kernels._interval import max_abs_interval_rows
+from .._kernels._interval import argsort_rows, max_abs_interval_rows
 from .._validation import (
     as_probability_array,
     canonical_weights,
@@ -104,7 +104,9 @@ def _worst_intervals(utilities, data, w):
     for start, V, realised in evaluate_blocks(utilities, data, block_size):
         V = np.ascontiguousarray(V, dtype=np.float64)
         residual = np.ascontiguousarray(realised - V)
-        order = np.argsort(V, axis=1)
+        # a stable radix sort of each row (2 to 3 times np.argsort's speed)
+        order = np.empty(V.shape, dtype=np.intp)
+        argsort_rows(V, order)
         stop = start + V.shape[0]
         max_abs_interval_rows(
             V,
