@@ -62,7 +62,11 @@ import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
 from ._grouped import GroupedStatistic, group
-from ._validation import check_binary_calibration_input
+from ._validation import (
+    check_binary_calibration_input,
+    plain_binary_rows,
+    plain_weights_on_scale,
+)
 
 __all__ = ["measure_interval"]
 
@@ -72,19 +76,27 @@ _MAX_GROUPS = 1 << 14
 # CDL's plug-in is bootstrapped only on predictions with this many
 # effective rows at every distinct value (else the SCDL bound is used).
 _DISCRETE_COUNT = 20
+# SCDL's search levels m = 2, 4, ..., 2**40: the union bound of its interval
+_MAX_SCDL_LEVEL = 40
 
 
 # Where the coverage benchmark found the bootstrap short (doc/intervals.md).
 _CAVEATS = {
     "scdl": (
         "under-covers when the true SCDL is small but not zero (0.28 to 0.60 at "
-        "n = 10**4 in the benchmark): the plug-in's upward bias is not corrected"
+        "n = 10**4 in the benchmark): the plug-in's upward bias is not corrected; "
+        "method='analytic' (the default) holds for every n"
     ),
     "cutoff": (
-        "under-covers when many intervals nearly attain the supremum (0.84 to 0.90 "
-        "on a tempered model); method='analytic' gives an upper end that holds"
+        "a uniform band: [T - q, T + q] with q the bootstrap quantile of the "
+        "supremum of the resampled residual process's deviation (see _cutoff_band)"
     ),
 }
+_SCDL_GUARANTEE = (
+    "finite-sample, given the predictions and weights: both ends hold for every n "
+    "(Jensen and McDiarmid on each level SCDL_m, a union bound over the 40 levels, "
+    "and a bound on the plug-in's upward bias for the lower end); see _scdl_ends"
+)
 
 
 class _Cells:
@@ -128,25 +140,33 @@ class _Cells:
             return np.add.reduceat(x, start)
 
         v, W = self.G.values, self.G.weights
+        end = np.append(start[1:], K) - 1
         return _Cells.from_sums(
             add(v * W), add(self.neg), add(self.pos), add(self.neg2), add(self.pos2),
-            fallback=v[start],
+            fallback=v[start], bounds=(v[start], v[end]),
         )
 
     @classmethod
-    def from_sums(cls, vw, neg, pos, neg2, pos2, fallback=None):
+    def from_sums(cls, vw, neg, pos, neg2, pos2, fallback=None, bounds=None):
         """Cells of given masses; a cell's value is its mean prediction.
 
-        That keeps each cell's residual sum ``P - v W`` exact.
+        That keeps each cell's residual sum ``P - v W`` exact. ``bounds``:
+        per cell, the least and largest value its rows can have (increasing
+        and disjoint from cell to cell); the rounded mean is kept within
+        them, so that a cell stays in the bin of its rows.
         """
         W = neg + pos
         keep = W > 0
         if fallback is None:
             vw, neg, pos, neg2, pos2, W = (x[keep] for x in (vw, neg, pos, neg2, pos2, W))
             v = vw / W
+            if bounds is not None:
+                bounds = (bounds[0][keep], bounds[1][keep])
         else:
             with np.errstate(invalid="ignore", divide="ignore"):
                 v = np.where(keep, vw / W, fallback)
+        if bounds is not None:
+            v = np.clip(v, *bounds)
         # means of disjoint increasing cells increase; rounding must not tie
         v = np.maximum.accumulate(np.clip(v, 0.0, 1.0))
         if v.shape[0] > 1 and np.any(v[1:] <= v[:-1]):
@@ -205,7 +225,17 @@ class _Layout:
             # the bin sums are all the measure reads: 64 cells per bin keep
             # the spread of the predictions within a bin
             self.edges = np.arange(1, measure.n_bins) / measure.n_bins
-            self.n_cells = 64 * measure.n_bins
+            # the bin sums are all the measure reads: resampled always on
+            # these cells (in one array, see _vector_core)
+            self.n_cells = 16 * measure.n_bins
+            self.max_groups = 0
+        elif name == "smce":
+            # one flow per resample: 2**10 cells move the 1-Lipschitz witness's
+            # value by at most a cell width (2**-10) times the mass it shifts
+            self.n_cells = self.max_groups = 1 << 10
+        elif name == "cutoff":
+            # resampled in one array (see _vector_draws): 2**12 cells
+            self.n_cells = self.max_groups = 1 << 12
         elif name == "dce":
             # one linear program per resample (about 20 ms): cells a quarter
             # of the grid's gap wide move dCE by at most that (1-Lipschitz)
@@ -284,6 +314,14 @@ def _binary_cells(measure, y_true, y_prob, sample_weight, params):
         return _Cells(G, c * neg, c * pos), None, target
     if y_prob is None:
         raise ValueError("y_prob is required (the predicted probabilities).")
+    layout = _Layout(measure)
+    if layout.edges is not None:
+        # uniform binned ECE: the measure validates; plain rows are then
+        # summed into the cells by its own one-pass kernel
+        estimate = float(measure(y_true, y_prob, sample_weight=sample_weight))
+        cells = _plain_ece_cells(y_true, y_prob, sample_weight, params, layout)
+        if cells is not None:
+            return cells, estimate, "binary"
     y, p, w = check_binary_calibration_input(
         y_true,
         y_prob,
@@ -295,8 +333,10 @@ def _binary_cells(measure, y_true, y_prob, sample_weight, params):
     )
     target = "top-label" if np.ndim(y_prob) == 2 and np.shape(y_prob)[1] > 2 else "binary"
     unit = w.strides == (0,) or bool(np.all(w == w[0]))
-    layout = _Layout(measure)
-    if p.shape[0] > layout.max_groups and measure._tester_name != "cdl":
+    # rows past _MAX_GROUPS are summed into cells unsorted; fewer are grouped
+    # exactly (as a sketch's are) and merged by _Cells.blocks (dCE: its own)
+    rows_max = layout.max_groups if measure._tester_name == "dce" else _MAX_GROUPS
+    if p.shape[0] > max(layout.max_groups, rows_max) and measure._tester_name != "cdl":
         estimate = float(measure(y_true, y_prob, sample_weight=sample_weight))
         return _row_cells(y, p, w, unit, layout), estimate, target
     G = group(y, p, w)
@@ -311,6 +351,60 @@ def _binary_cells(measure, y_true, y_prob, sample_weight, params):
     pos2 = np.bincount(index, w * wy, len(G))
     neg2 = np.maximum(np.bincount(index, w * w, len(G)) - pos2, 0.0)
     return _Cells(G, neg2, pos2), None, target
+
+
+def _plain_ece_cells(y_true, y_prob, sample_weight, params, layout):
+    """The ECE layout's cells of plain, already validated rows, or None.
+
+    The cells are ``n_cells`` equal bins (the measure's bin edges are among
+    theirs); ``checked_uniform_bin_sums`` gives per cell the weight and the
+    residual ``sum w (y - p)``, and with the outcomes read as 1 the
+    prediction sum: two passes (four with weights, for the squares).
+    """
+    from ._kernels._binning import checked_uniform_bin_sums
+
+    rows = plain_binary_rows(
+        y_true, y_prob, sample_weight, pos_label=params.get("pos_label"),
+        multiclass=params.get("multiclass", "top-label"),
+    )
+    if rows is None:
+        return None
+    y, p, w = rows
+    w = plain_weights_on_scale(w)
+    if w is False:
+        return None
+    edges = np.arange(layout.n_cells + 1) / layout.n_cells
+    ones = np.ones(p.shape[0], np.uint8)
+
+    def cell_sums(weights):
+        """Per cell: weight, positive weight, weight times prediction."""
+        a, b = np.zeros((layout.n_cells, 2)), np.zeros((layout.n_cells, 2))
+        if not (
+            checked_uniform_bin_sums(p, y, weights, edges, a)
+            and checked_uniform_bin_sums(p, ones, weights, edges, b)
+        ):
+            return None
+        pw = a[:, 0] - b[:, 1]
+        # (rounding of the differences must not leave the cell's mass)
+        return a[:, 0], np.clip(a[:, 1] + pw, 0.0, a[:, 0]), pw
+
+    first = cell_sums(w)
+    if first is None:
+        return None
+    W, pos, vw = first
+    if w is None:  # counts: exact integers (the difference above is rounded)
+        pos = np.rint(pos)
+    W2, pos2, _ = (W, pos, None) if w is None else cell_sums(np.square(w))
+    # the differences above are exact up to rounding: an outcome's mass
+    # below 1e-9 of its cell's is that rounding (weights are on the scale
+    # of the largest, in [1, 2)), and is 0, so cells match a sketch's
+    no_pos = pos <= 1e-9 * W
+    no_neg = W - pos <= 1e-9 * W
+    pos = np.where(no_pos, 0.0, np.where(no_neg, W, pos))
+    pos2 = np.where(no_pos, 0.0, np.where(no_neg, W2, pos2))
+    below = np.nextafter(edges[1:], 0.0)
+    below[-1] = 1.0
+    return _Cells.from_sums(vw, W - pos, pos, W2 - pos2, pos2, bounds=(edges[:-1], below))
 
 
 def _row_cells(y, p, w, unit, layout):
@@ -385,19 +479,145 @@ def _bootstrap(measure, cells, estimate, confidence, n_resamples, rng):
     ``Bernoulli(v)`` at every value, the tester's null) reaches the data's
     value with probability above ``a / 2``: near 0 the bootstrap sees less
     bias than the plug-in has (``|x + e| - |x|`` is less biased than
-    ``|e|``), and only the null knows the plug-in's law at 0.
+    ``|e|``), and only the null knows the plug-in's law at 0. The uniform
+    binned ECE and cutoff draw all resamples in one array (_vector_draws);
+    the cutoff interval is the uniform band of :func:`_cutoff_band`.
     """
     work = cells.blocks(_Layout(measure))
-    core = measure._grouped_core
-    center = core(work.G)
-    draws = np.array([core(work.draw(rng)) for _ in range(n_resamples)])
+    name = measure._tester_name
+    if name == "cutoff":
+        return (*_cutoff_band(work, estimate, confidence, n_resamples, rng), work.merged)
+    vector = _vector_core(measure, work)
+    if vector is not None:
+        pos, W = _vector_draws(work, rng, n_resamples)
+        center = float(vector(work.pos[None, :], (work.pos + work.neg)[None, :])[0])
+        draws = vector(pos, W)
+    else:
+        core = measure._grouped_core
+        center = core(work.G)
+        draws = np.array([core(work.draw(rng)) for _ in range(n_resamples)])
     low, high, debiased = _basic(estimate, center, draws, confidence, measure._max_value)
     if low > 0:
         # rank test of the null (as in the tester): not rejected at a / 2
-        null = np.array([core(work.null_draw(rng)) for _ in range(n_resamples)])
+        if vector is not None:
+            W = (work.pos + work.neg)[None, :]
+            null = vector(_null_positives(work, rng, n_resamples), W)
+        else:
+            null = np.array([core(work.null_draw(rng)) for _ in range(n_resamples)])
         if (1 + np.count_nonzero(null >= center)) / (n_resamples + 1) > (1 - confidence) / 2:
             low = 0.0
     return low, high, debiased, work.merged
+
+
+# Gamma and binomial variates of at least this variance are drawn by their
+# normal approximation (skewness 2 / sqrt(shape) <= 0.063; the measures sum
+# many cells), which is about ten times faster at n = 10**6.
+_NORMAL_FROM = 1000.0
+
+
+def _vector_draws(work, rng, R):
+    """``R`` Bayesian-bootstrap draws of every cell at once: ``(pos, W)``, shape (R, K)."""
+    out = []
+    for mass, sq in ((work.pos, work.pos2), (work.neg, work.neg2)):
+        draw = np.zeros((R, mass.shape[0]))
+        keep = mass > 0
+        shape = np.zeros_like(mass)
+        shape[keep] = mass[keep] ** 2 / sq[keep]
+        big = shape >= _NORMAL_FROM
+        small = keep & ~big
+        scale = np.where(keep, sq / np.where(keep, mass, 1.0), 0.0)
+        draw[:, small] = rng.standard_gamma(shape[small], size=(R, int(small.sum())))
+        k = shape[big]
+        draw[:, big] = k + np.sqrt(k) * rng.standard_normal((R, k.shape[0]))
+        out.append(draw * scale)
+    return out[0], out[0] + out[1]
+
+
+def _null_positives(work, rng, R):
+    """``R`` draws of :meth:`_Cells.null_draw`'s positives, shape (R, K)."""
+    W = work.pos + work.neg
+    sq = work.pos2 + work.neg2
+    keep = W > 0
+    v = work.G.values
+    count = np.zeros(W.shape[0], np.int64)
+    count[keep] = np.maximum(np.rint(W[keep] ** 2 / sq[keep]), 1)
+    var = count * v * (1 - v)
+    big = var >= _NORMAL_FROM
+    small = keep & ~big
+    draw = np.zeros((R, W.shape[0]))
+    draw[:, small] = rng.binomial(count[small], v[small], size=(R, int(small.sum())))
+    draw[:, big] = count[big] * v[big] + np.sqrt(var[big]) * rng.standard_normal(
+        (R, int(big.sum()))
+    )
+    return draw * np.where(keep, W / np.maximum(count, 1), 0.0)
+
+
+def _vector_core(measure, work):
+    """The measure of many resamples of ``work``'s cells at once, or None.
+
+    The uniform binned ECE only: its bins are fixed by the cell values, so
+    ``f(pos, W)`` (arrays of shape (R, K)) sums each bin's residual and
+    weight and combines them as ``skcal.metrics._ece`` does (the test
+    compares it with the measure's own core on every draw).
+    """
+    if measure._tester_name != "binned_ece" or measure.strategy != "uniform":
+        return None
+    v = work.G.values
+    edges = np.arange(1, measure.n_bins) / measure.n_bins
+    b = np.searchsorted(edges, v, side="right")
+    start = np.flatnonzero(np.concatenate([[True], b[1:] != b[:-1]]))
+    norm = measure.norm
+
+    def f(pos, W):
+        residual = np.add.reduceat(pos - W * v, start, axis=1)
+        wsum = np.add.reduceat(W, start, axis=1)
+        total = wsum.sum(axis=1)
+        bias = np.abs(residual)
+        if norm == "l1":
+            return bias.sum(axis=1) / total
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if norm == "l2":
+                return np.sqrt(np.where(wsum > 0, bias**2 / wsum, 0.0).sum(axis=1) / total)
+            return np.where(wsum > 0, bias / wsum, 0.0).max(axis=1)
+
+    return f
+
+
+def _cutoff_band(work, estimate, confidence, R, rng):
+    """``(low, high, debiased)``: the cutoff error's uniform bootstrap band.
+
+    With ``S(t)`` the normalised residual sum of the predictions up to
+    ``t``, the cutoff error is the largest increment ``sup_{s<t} |S(t) -
+    S(s)|`` of ``S``, a seminorm; by the triangle inequality it differs
+    between the population and the data by at most the largest increment
+    of the *difference* ``S_D - S_data``. Its ``confidence`` quantile ``q``
+    is bootstrapped (the empirical-process bootstrap of ``S``, consistent
+    on the class of intervals; Bayesian bootstrap on the cells) and the
+    interval is ``[T - q, T + q]`` clipped to ``[0, 1]``: it does not rely
+    on the supremum being attained by one well-separated interval (where
+    near-ties, as on a tempered model, made the bootstrap of ``T`` itself
+    under-cover), at the price of some width.
+    """
+    sup, draws, center = _cutoff_sup_draws(work, rng, R)
+    q = float(np.quantile(sup, confidence))
+    debiased = float(min(max(estimate - (draws.mean() - center), 0.0), 1.0))
+    return max(estimate - q, 0.0), min(estimate + q, 1.0), debiased
+
+
+def _cutoff_sup_draws(work, rng, R):
+    """``(sup, draws, center)``: per resample, the largest increment of the
+    resampled process's deviation, and the resampled cutoff; the cells' cutoff."""
+    pos, W = _vector_draws(work, rng, R)
+    v = work.G.values
+    W0 = work.pos + work.neg
+    base = (work.pos - W0 * v) / W0.sum()
+    S0 = np.cumsum(base)
+    S = np.cumsum((pos - W * v) / W.sum(axis=1, keepdims=True), axis=1)
+
+    def increment(x):
+        return np.maximum(x.max(axis=-1), 0.0) - np.minimum(x.min(axis=-1), 0.0)
+
+    return increment(S - S0), increment(S), float(increment(S0))
 
 
 def measure_interval(
@@ -423,8 +643,19 @@ def measure_interval(
         allowed.append("analytic")
     if name == "cdl":
         allowed.append("scdl-bound")
+    if name == "scdl":
+        allowed.append("analytic")
     _check_options(confidence, method, n_resamples, allowed)
     params = measure.get_params(deep=False)
+    if name == "scdl" and method in ("auto", "analytic"):
+        estimate, low, high, n_eff, target = _scdl_bound(
+            measure, y_true, y_prob, sample_weight, params, confidence
+        )
+        return Bunch(
+            estimate=estimate, low=low, high=high, confidence=float(confidence),
+            method="analytic", debiased=None, n_resamples=None, target=target,
+            n_effective=n_eff, guarantee=_SCDL_GUARANTEE,
+        )
     cells, estimate, target = _binary_cells(measure, y_true, y_prob, sample_weight, params)
     rng = check_random_state(random_state)
     if estimate is None:
@@ -461,10 +692,10 @@ def measure_interval(
     if method == "scdl-bound":
         from .measures import SoftBinnedCDL
 
-        scdl = SoftBinnedCDL()
-        scdl_estimate = float(scdl._function(_Held(cells.G), None))
+        scdl = SoftBinnedCDL(**{k: params[k] for k in ("pos_label", "multiclass", "labels")})
         # one-sided: the whole error probability on the lower end
-        low = _bootstrap(scdl, cells, scdl_estimate, 2 * confidence - 1, n_resamples, rng)[0]
+        low = _scdl_bound(scdl, y_true, y_prob, sample_weight, scdl.get_params(),
+                          2 * confidence - 1)[1]
         out.update(
             estimate=float("nan"),
             plug_in=estimate,
@@ -473,15 +704,16 @@ def measure_interval(
             method="scdl-bound",
             n_resamples=n_resamples,
             guarantee=(
-                "lower end only (asymptotic): CDL >= SCDL (Lemma 3.4 of Bairaktari "
-                "et al.) and the lower end of SCDL's interval, which can exceed a "
-                "small but non-zero SCDL (see SCDL's interval); the upper end is "
-                "CDL's largest value. The plug-in CDL of continuous predictions does "
-                "not estimate the population CDL and is not reported as an estimate"
+                "lower end only, finite-sample given the predictions: CDL >= SCDL "
+                "(Lemma 3.4 of Bairaktari et al.) and SCDL's finite-sample lower "
+                "bound at one-sided level 1 - a; the upper end is CDL's largest "
+                "value. The plug-in CDL of continuous predictions does not estimate "
+                "the population CDL and is not reported as an estimate"
             ),
         )
         return out
-    if name == "binned_ece" and measure.norm == "l2" and not cells.merged:
+    uniform_cells = _Layout(measure).edges is not None  # cells within the bins
+    if name == "binned_ece" and measure.norm == "l2" and (uniform_cells or not cells.merged):
         out["debiased_l2"] = _kumar_debiased_l2(cells, measure)
     low, high, debiased, merged = _bootstrap(
         measure, cells, estimate, confidence, n_resamples, rng
@@ -503,6 +735,119 @@ def measure_interval(
         guarantee=guarantee,
     )
     return out
+
+
+def _scdl_bound(measure, y_true, y_prob, sample_weight, params, confidence):
+    """Finite-sample two-sided bound for SCDL; see :func:`_scdl_ends`.
+
+    Returns ``(estimate, low, high, n_effective, target)``. Numpy input is
+    read twice (the measure's own pass, with the per-level values, and one
+    soft-bin pass of the squared weights); a sketch or Dask input through
+    its grouped statistic and per-value squared weights.
+    """
+    from .metrics._scdl import scdl_core, soft_binned_cdl
+
+    m = params.get("m")
+    dask = any(type(a).__module__.startswith("dask") for a in (y_true, y_prob, sample_weight))
+    if dask or callable(getattr(y_true, "grouped_statistic", None)):
+        cells, _, target = _binary_cells(measure, y_true, y_prob, sample_weight, params)
+        value, details = scdl_core(cells.G, m, details=True)
+        p = np.ascontiguousarray(cells.G.values, dtype=np.float64)
+        sq = cells.pos2 + cells.neg2
+        total = float(cells.G.total)
+    else:
+        if y_prob is None:
+            raise ValueError("y_prob is required (the predicted probabilities).")
+        opts = {k: params.get(k) for k in ("pos_label", "labels")}
+        opts["multiclass"] = params.get("multiclass", "top-label")
+        # the measure validates; plain rows are then read as they are
+        value, details = soft_binned_cdl(
+            y_true, y_prob, sample_weight=sample_weight, m=m, return_details=True, **opts
+        )
+        rows = plain_binary_rows(
+            y_true, y_prob, sample_weight, pos_label=opts["pos_label"],
+            multiclass=opts["multiclass"],
+        )
+        w = False if rows is None else plain_weights_on_scale(rows[2])
+        if w is False:
+            _, p, w = check_binary_calibration_input(
+                y_true, y_prob, sample_weight, compact=True, **opts
+            )
+        else:
+            p = rows[1]
+            w = np.broadcast_to(1.0, p.shape) if w is None else w
+        target = "top-label" if np.ndim(y_prob) == 2 and np.shape(y_prob)[1] > 2 else "binary"
+        p = np.ascontiguousarray(p, dtype=np.float64)
+        w = np.asarray(w, dtype=np.float64)
+        total = float(w.sum())
+        sq = np.square(w) if w.strides != (0,) else np.broadcast_to(float(w[0]) ** 2, p.shape)
+    n_eff = total**2 / float(np.sum(sq))
+    levels = np.asarray(details.levels, dtype=np.int64)
+    # the bias bound at every evaluated level up to 2**16: one soft-bin pass
+    # of the squared weights at the finest, the others by coarsening
+    dyadic = levels[(levels & (levels - 1)) == 0]
+    finest = int(min(dyadic.max(), 1 << 16)) if dyadic.size else int(levels.max())
+    if m is not None:
+        finest = int(m)
+    bias = {
+        lv: 0.5 * float(np.sqrt(np.maximum(b, 0.0)).sum()) / total
+        for lv, b in _soft_sums(p, sq, finest).items()
+    }
+    low, high = _scdl_ends(
+        dict(zip(levels.tolist(), np.asarray(details.scdl_m, float).tolist())),
+        bias, n_eff, confidence, fixed=m is not None,
+    )
+    return float(value), low, high, n_eff, target
+
+
+def _soft_sums(p, c, finest):
+    """``{m: sum_i c_i w_j(p_i) for j = 0..m}`` at ``finest`` and every level
+    reached by halving it (one soft-bin pass, then the exact coarsening)."""
+    from ._kernels._binning import coarsen, soft_bin
+
+    bins = np.zeros((finest + 1, 2))
+    soft_bin(p, np.zeros(p.shape[0], np.uint8), c, bins)
+    out = {finest: bins}
+    m = finest
+    while m % 2 == 0:
+        out[m // 2] = np.empty((m // 2 + 1, 2))
+        coarsen(out[m], out[m // 2])
+        m //= 2
+    return {k: b[:, 0] for k, b in out.items()}
+
+
+def _scdl_ends(scdl_m, bias, n_eff, confidence, fixed=False):
+    """``(low, high)`` of SCDL (or of ``SCDL_m``, ``fixed``) from its levels.
+
+    Conditionally on the predictions and weights, with ``a = 1 -
+    confidence``: ``SCDL_m`` is convex in the outcomes, so its expectation
+    is at least its value ``SCDL_m(D)`` at the outcome law (Jensen), and it
+    moves by at most ``w_i / W`` when outcome ``i`` changes (the soft-bin
+    weights of a row sum to 1), so by McDiarmid it falls below its mean by
+    ``t = sqrt(ln(L / (a/2)) / (2 N))`` with probability at most
+    ``a / (2 L)``, ``N`` Kish's effective size, ``L`` the levels of the
+    union bound. As ``SCDL = inf_m max(SCDL_m, 1/m)``,
+    ``SCDL(D) <= max(SCDL_m + t, 1/m)`` at every level at once: the upper
+    end is the smallest of these. Downwards, the plug-in's mean exceeds
+    ``SCDL_m(D)`` by at most ``sum_j sd(e_j) <= bias_m`` (``(x + e)_+ - x_+
+    <= |e|`` bin by bin) and ``SCDL(D) >= min(1/m, SCDL_m(D))`` (levels
+    increase, Lemma 3.2), so the lower end is the largest
+    ``min(1/m, SCDL_m - bias_m - t)``. Both hold for every ``n``.
+    """
+    a = 1.0 - confidence
+    n_levels = 1 if fixed else _MAX_SCDL_LEVEL
+    t = math.sqrt(math.log(n_levels / (a / 2)) / (2 * n_eff))
+    if fixed:
+        (m, value), = scdl_m.items()
+        return max(value - bias.get(m, math.inf) - t, 0.0), value + t
+    high, low = 0.5, 0.0
+    for m, value in scdl_m.items():
+        if m & (m - 1) or m < 2:
+            continue
+        high = min(high, max(value + t, 1.0 / m))
+        if m in bias:
+            low = max(low, min(1.0 / m, value - bias[m] - t))
+    return low, max(high, low)
 
 
 def _kumar_debiased_l2(cells, measure):

@@ -107,8 +107,12 @@ class CalibrationTestResult:
         says "calibrated" the data certify the measure is below it.
         "smce", "dce" and "cutoff" only.
     interval : tuple of float or None
-        ``(low, high)``, a confidence interval of the measure (e.g. from
-        the measure's ``interval`` method), shown by ``str`` when set.
+        ``(low, high)``, the confidence interval at confidence
+        ``1 - alpha`` of the measure tested, from its ``interval`` method
+        (default method; what it guarantees is in that method's docstring
+        and the guide's interval page), shown by ``str``, :meth:`summary`
+        and the HTML table. None when the measure is a plain callable or
+        the input cannot be resampled (a sketch without row counts).
     target : str or None
         What the numbers are about when it is not plain binary input:
         ``"top-label"`` for multiclass input to a binary measure, or the
@@ -292,6 +296,35 @@ class CalibrationTestResult:
         from ._reliability import plot_test_result
 
         return plot_test_result(self, ax=ax, null_statistics=null_statistics)
+
+
+def _measure_interval(measure, y_true, y_prob, sample_weight, pos_label, labels, confidence,
+                      random_state):
+    """``(low, high)`` of the tested measure's ``interval``, or None.
+
+    None for a measure without an ``interval`` method (a plain callable) and
+    for input it cannot resample (a sketch without per-row counts); the
+    tester's own decision does not depend on it.
+    """
+    if not callable(getattr(measure, "interval", None)):
+        return None
+    params = measure.get_params(deep=False)
+    extra = {}
+    if "labels" in params and params["labels"] is None and labels is not None:
+        extra["labels"] = labels
+    if "pos_label" in params and params["pos_label"] is None and pos_label is not None:
+        extra["pos_label"] = pos_label
+    if extra:
+        measure = clone(measure).set_params(**extra)
+    try:
+        ci = measure.interval(
+            y_true, y_prob, sample_weight=sample_weight, confidence=confidence,
+            random_state=random_state,
+        )
+    except (ValueError, TypeError):
+        # e.g. a sketch that does not keep the counts behind its weights
+        return None
+    return (float(ci.low), float(ci.high))
 
 
 # Short names of the measures in sentences (str, summary, HTML).
@@ -925,7 +958,12 @@ default=None
             target = "top-label"
         else:
             target = None
+        interval = _measure_interval(
+            measure, y_true, y_prob, sample_weight, self.pos_label, labels, 1 - alpha,
+            self.random_state,
+        )
         self.result_ = CalibrationTestResult(
+            interval=interval,
             target=target,
             calibrated=calibrated,
             statistic=statistic,
