@@ -302,19 +302,26 @@ def _binary_cells(measure, y_true, y_prob, sample_weight, params):
                 "predictions and weights: pass y_prob=None and sample_weight=None."
             )
         counts = getattr(y_true, "_null_counts", None)
-        if not callable(counts):
-            raise TypeError(
-                f"An interval needs the rows behind a {type(y_true).__name__}'s "
-                "statistic; pass a CalibrationSketch or the arrays."
-            )
-        try:
-            _, c = counts()
-        except ValueError as exc:
-            raise ValueError(
-                "An interval resamples the rows a sketch summarises: "
-                + str(exc).replace("tester's null", "interval's resampling")
-            ) from None
         G = y_true.grouped_statistic()
+        if callable(counts):
+            try:
+                _, c = counts()
+            except ValueError as exc:
+                raise ValueError(
+                    "An interval resamples the rows a sketch summarises: "
+                    + str(exc).replace("tester's null", "interval's resampling")
+                ) from None
+        else:
+            # any other summary: its weights are counts of unit-weight rows,
+            # as the tester reads them
+            W = np.asarray(G.weights, np.float64)
+            if not np.all(W == np.round(W)):
+                raise ValueError(
+                    f"The {type(y_true).__name__} has non-integer weights; an "
+                    "interval reads a summary's weights as counts of unit-weight "
+                    "rows. Pass a CalibrationSketch or the arrays."
+                )
+            c = 1.0
         pos = np.asarray(G.positives, np.float64)
         neg = np.maximum(np.asarray(G.weights, np.float64) - pos, 0.0)
         # a sketch does not record whether its rows were top-label reductions
