@@ -75,12 +75,13 @@ import numbers
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
-from ._grouped import GroupedStatistic, group
+from ._grouped import GroupedStatistic, canonical_statistic, group
 from ._interval_bounds import _SCDL_GUARANTEE, _cutoff_band, _kumar_debiased_l2, _scdl_bound
 from ._validation import (
     check_binary_calibration_input,
     plain_binary_rows,
     plain_weights_on_scale,
+    power_of_two_scale,
 )
 
 __all__ = ["measure_interval"]
@@ -302,10 +303,12 @@ def _binary_cells(measure, y_true, y_prob, sample_weight, params):
                 "predictions and weights: pass y_prob=None and sample_weight=None."
             )
         counts = getattr(y_true, "_null_counts", None)
-        G = y_true.grouped_statistic()
+        # on the measures' weight scale (exact), so that squares do not underflow
+        G, e = canonical_statistic(y_true.grouped_statistic(), return_scale=True)
         if callable(counts):
             try:
                 _, c = counts()
+                c = float(np.ldexp(c, e))
             except ValueError as exc:
                 raise ValueError(
                     "An interval resamples the rows a sketch summarises: "
@@ -314,14 +317,14 @@ def _binary_cells(measure, y_true, y_prob, sample_weight, params):
         else:
             # any other summary: its weights are counts of unit-weight rows,
             # as the tester reads them
-            W = np.asarray(G.weights, np.float64)
+            W = np.ldexp(np.asarray(G.weights, np.float64), -e)
             if not np.all(W == np.round(W)):
                 raise ValueError(
                     f"The {type(y_true).__name__} has non-integer weights; an "
                     "interval reads a summary's weights as counts of unit-weight "
                     "rows. Pass a CalibrationSketch or the arrays."
                 )
-            c = 1.0
+            c = float(np.ldexp(1.0, e))
         pos = np.asarray(G.positives, np.float64)
         neg = np.maximum(np.asarray(G.weights, np.float64) - pos, 0.0)
         # a sketch does not record whether its rows were top-label reductions
@@ -347,6 +350,7 @@ def _binary_cells(measure, y_true, y_prob, sample_weight, params):
         compact=True,
     )
     target = "top-label" if np.ndim(y_prob) == 2 and np.shape(y_prob)[1] > 2 else "binary"
+    w = _on_scale(w)
     unit = w.strides == (0,) or bool(np.all(w == w[0]))
     # rows past _MAX_GROUPS are summed into cells unsorted; fewer are grouped
     # exactly (as a sketch's are) and merged by _Cells.blocks (dCE: its own)
@@ -366,6 +370,13 @@ def _binary_cells(measure, y_true, y_prob, sample_weight, params):
     pos2 = np.bincount(index, w * wy, len(G))
     neg2 = np.maximum(np.bincount(index, w * w, len(G)) - pos2, 0.0)
     return _Cells(G, neg2, pos2), None, target
+
+
+def _on_scale(w):
+    """Weights times ``2**e`` with the largest in ``[1, 2)`` (exact; every measure
+    is unchanged): their squares neither underflow nor overflow."""
+    e = power_of_two_scale(np.max(w)) if w.shape[0] and np.max(w) > 0 else 0
+    return w if e == 0 else np.ldexp(w, e)
 
 
 def _plain_ece_cells(y_true, y_prob, sample_weight, params, layout):

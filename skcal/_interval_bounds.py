@@ -69,9 +69,12 @@ def _scdl_bound(measure, y_true, y_prob, sample_weight, params, confidence):
         )
         w = False if rows is None else plain_weights_on_scale(rows[2])
         if w is False:
+            from ._interval import _on_scale
+
             _, p, w = check_binary_calibration_input(
                 y_true, y_prob, sample_weight, compact=True, **opts
             )
+            w = _on_scale(w)
         else:
             p = rows[1]
             w = np.broadcast_to(1.0, p.shape) if w is None else w

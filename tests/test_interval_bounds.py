@@ -356,3 +356,21 @@ def test_tester_interval_of_multiclass_and_callable_measures():
     y = (rng.uniform(size=200) < p).astype(int)
     result = CalibrationTester(plain, n_resamples=199, random_state=0).decide(y, p)
     assert result.interval is None and "[" not in str(result)
+
+
+def test_intervals_do_not_depend_on_the_weight_scale():
+    # subnormal and huge weights: squared weights must neither underflow to 0
+    # (a division by zero in the effective size) nor overflow
+    rng = np.random.default_rng(15)
+    y = rng.integers(0, 2, 40)
+    p = np.round(rng.random(40), 1)
+    w = rng.integers(1, 4, 40).astype(float)
+    for measure in (SmoothCalibrationError(), CutoffCalibrationError(), BinnedECE(),
+                    SoftBinnedCDL(), CalibrationDecisionLoss()):
+        base = measure.interval(y, p, sample_weight=w, random_state=0)
+        for k in (-1072, -700, 700, 1022):
+            ci = measure.interval(y, p, sample_weight=np.ldexp(w, k), random_state=0)
+            assert (ci.low, ci.high, ci.n_effective) == pytest.approx(
+                (base.low, base.high, base.n_effective)), (measure, k)
+        sketch = CalibrationSketch().update(y, p, sample_weight=np.ldexp(np.ones(40), -1070))
+        assert measure.interval(sketch, random_state=0).n_effective == pytest.approx(40)
