@@ -29,13 +29,21 @@ Every binary measure is a functional of the grouped statistic
   these predictions: ``[0, T + t]`` holds for every ``n``, conditionally on
   the predictions (the proof is that of ``min_epsilon_measure_`` in
   :class:`skcal.CalibrationTester`).
+* **Cutoff error: a uniform band** (its ``"bootstrap"``): ``[T - q, T + q]``
+  with ``q`` the bootstrap quantile of the largest increment of the
+  resampled residual process's deviation, which bounds ``|T - theta|`` by
+  the triangle inequality (see :mod:`skcal._interval_bounds`).
+* **SCDL: finite-sample, both ends** (its ``"analytic"``, the default):
+  Jensen and McDiarmid on every level ``SCDL_m`` with a union bound, and a
+  bound on the plug-in's upward bias (see :mod:`skcal._interval_bounds`).
 * **Calibration decision loss.** Its plug-in does not estimate the
   population CDL when predictions are continuous (Bairaktari, Hu, Nguyen
   and Ullman show CDL is not testable; a calibrated model reads about 0.29).
-  By their Lemma 3.4, ``SCDL(D) <= CDL(D)`` for every distribution, so the
-  lower end of SCDL's interval is a lower confidence bound for CDL; the upper
-  end is CDL's largest value, 1. The plug-in is bootstrapped only when every
-  distinct prediction carries at least ``_DISCRETE_COUNT`` effective rows.
+  By their Lemma 3.4, ``SCDL(D) <= CDL(D)`` for every distribution, so
+  SCDL's finite-sample lower end (one-sided, level ``a``) is a lower bound
+  for CDL; the upper end is CDL's largest value, 1. The plug-in is
+  bootstrapped only when every distinct prediction carries at least
+  ``_DISCRETE_COUNT`` effective rows.
 
 The lower end near 0: the resamples of a sample see less bias than the
 plug-in has (``|x + e| - |x|`` is less biased than ``|e|``), so the basic
@@ -45,14 +53,20 @@ sample's value with probability above ``a / 2`` (a rank test with
 ``n_resamples`` draws): the interval starts at 0 exactly when a calibrated
 model cannot be ruled out at level ``a / 2``.
 
-Large data: numpy input with more rows than ``_Layout.max_groups`` (2**14;
-400 for dCE at the default grid, one linear program per resample) is summed
-in one pass, with no sort, into equal cells of the predictions (64 per bin,
-split at the bin edges, for the uniform binned ECE); a sketch's statistic is
+Cells and speed: a statistic with more distinct predictions than
+``_Layout.max_groups`` is merged into equal cells of the predictions (2**10
+for smCE, one flow per resample; 2**12 for cutoff; 400 for dCE, one linear
+program per resample; always 16 per bin for the uniform binned ECE, whose
+bin edges are cell edges). Numpy input with more than 2**14 rows is summed
+into the cells in one pass with no sort (the uniform ECE's by the measure's
+own one-pass kernel, for plain input of any size); a sketch's statistic is
 merged into the same cells. A cell keeps the weight, the positive weight
 and the residual sum ``P - v W`` of its rows (its value is their mean
 prediction), and only the resampled *deviations* ``T* - T`` are read from
-the cells; the point estimate is always the measure of the full data.
+the cells; the point estimate is always the measure of the full data. The
+uniform ECE and the cutoff band draw all resamples in one ``(R, K)`` array
+and evaluate them at once; a Gamma (or null binomial) variate of variance at
+least 1000 is drawn by its normal approximation there.
 """
 
 import math
@@ -61,8 +75,14 @@ import numbers
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
-from ._grouped import GroupedStatistic, group
-from ._validation import check_binary_calibration_input
+from ._grouped import GroupedStatistic, canonical_statistic, group
+from ._interval_bounds import _SCDL_GUARANTEE, _cutoff_band, _kumar_debiased_l2, _scdl_bound
+from ._validation import (
+    check_binary_calibration_input,
+    plain_binary_rows,
+    plain_weights_on_scale,
+    power_of_two_scale,
+)
 
 __all__ = ["measure_interval"]
 
@@ -78,11 +98,8 @@ _DISCRETE_COUNT = 20
 _CAVEATS = {
     "scdl": (
         "under-covers when the true SCDL is small but not zero (0.28 to 0.60 at "
-        "n = 10**4 in the benchmark): the plug-in's upward bias is not corrected"
-    ),
-    "cutoff": (
-        "under-covers when many intervals nearly attain the supremum (0.84 to 0.90 "
-        "on a tempered model); method='analytic' gives an upper end that holds"
+        "n = 10**4 in the benchmark): the plug-in's upward bias is not corrected; "
+        "method='analytic' (the default) holds for every n"
     ),
 }
 
@@ -128,25 +145,33 @@ class _Cells:
             return np.add.reduceat(x, start)
 
         v, W = self.G.values, self.G.weights
+        end = np.append(start[1:], K) - 1
         return _Cells.from_sums(
             add(v * W), add(self.neg), add(self.pos), add(self.neg2), add(self.pos2),
-            fallback=v[start],
+            fallback=v[start], bounds=(v[start], v[end]),
         )
 
     @classmethod
-    def from_sums(cls, vw, neg, pos, neg2, pos2, fallback=None):
+    def from_sums(cls, vw, neg, pos, neg2, pos2, fallback=None, bounds=None):
         """Cells of given masses; a cell's value is its mean prediction.
 
-        That keeps each cell's residual sum ``P - v W`` exact.
+        That keeps each cell's residual sum ``P - v W`` exact. ``bounds``:
+        per cell, the least and largest value its rows can have (increasing
+        and disjoint from cell to cell); the rounded mean is kept within
+        them, so that a cell stays in the bin of its rows.
         """
         W = neg + pos
         keep = W > 0
         if fallback is None:
             vw, neg, pos, neg2, pos2, W = (x[keep] for x in (vw, neg, pos, neg2, pos2, W))
             v = vw / W
+            if bounds is not None:
+                bounds = (bounds[0][keep], bounds[1][keep])
         else:
             with np.errstate(invalid="ignore", divide="ignore"):
                 v = np.where(keep, vw / W, fallback)
+        if bounds is not None:
+            v = np.clip(v, *bounds)
         # means of disjoint increasing cells increase; rounding must not tie
         v = np.maximum.accumulate(np.clip(v, 0.0, 1.0))
         if v.shape[0] > 1 and np.any(v[1:] <= v[:-1]):
@@ -205,7 +230,17 @@ class _Layout:
             # the bin sums are all the measure reads: 64 cells per bin keep
             # the spread of the predictions within a bin
             self.edges = np.arange(1, measure.n_bins) / measure.n_bins
-            self.n_cells = 64 * measure.n_bins
+            # the bin sums are all the measure reads: resampled always on
+            # these cells (in one array, see _vector_core)
+            self.n_cells = 16 * measure.n_bins
+            self.max_groups = 0
+        elif name == "smce":
+            # one flow per resample: 2**10 cells move the 1-Lipschitz witness's
+            # value by at most a cell width (2**-10) times the mass it shifts
+            self.n_cells = self.max_groups = 1 << 10
+        elif name == "cutoff":
+            # resampled in one array (see _vector_draws): 2**12 cells
+            self.n_cells = self.max_groups = 1 << 12
         elif name == "dce":
             # one linear program per resample (about 20 ms): cells a quarter
             # of the grid's gap wide move dCE by at most that (1-Lipschitz)
@@ -264,19 +299,28 @@ def _binary_cells(measure, y_true, y_prob, sample_weight, params):
                 "predictions and weights: pass y_prob=None and sample_weight=None."
             )
         counts = getattr(y_true, "_null_counts", None)
-        if not callable(counts):
-            raise TypeError(
-                f"An interval needs the rows behind a {type(y_true).__name__}'s "
-                "statistic; pass a CalibrationSketch or the arrays."
-            )
-        try:
-            _, c = counts()
-        except ValueError as exc:
-            raise ValueError(
-                "An interval resamples the rows a sketch summarises: "
-                + str(exc).replace("tester's null", "interval's resampling")
-            ) from None
-        G = y_true.grouped_statistic()
+        # on the measures' weight scale (exact), so that squares do not underflow
+        G, e = canonical_statistic(y_true.grouped_statistic(), return_scale=True)
+        if callable(counts):
+            try:
+                _, c = counts()
+                c = float(np.ldexp(c, e))
+            except ValueError as exc:
+                raise ValueError(
+                    "An interval resamples the rows a sketch summarises: "
+                    + str(exc).replace("tester's null", "interval's resampling")
+                ) from None
+        else:
+            # any other summary: its weights are counts of unit-weight rows,
+            # as the tester reads them
+            W = np.ldexp(np.asarray(G.weights, np.float64), -e)
+            if not np.all(W == np.round(W)):
+                raise ValueError(
+                    f"The {type(y_true).__name__} has non-integer weights; an "
+                    "interval reads a summary's weights as counts of unit-weight "
+                    "rows. Pass a CalibrationSketch or the arrays."
+                )
+            c = float(np.ldexp(1.0, e))
         pos = np.asarray(G.positives, np.float64)
         neg = np.maximum(np.asarray(G.weights, np.float64) - pos, 0.0)
         # a sketch does not record whether its rows were top-label reductions
@@ -284,6 +328,14 @@ def _binary_cells(measure, y_true, y_prob, sample_weight, params):
         return _Cells(G, c * neg, c * pos), None, target
     if y_prob is None:
         raise ValueError("y_prob is required (the predicted probabilities).")
+    layout = _Layout(measure)
+    if layout.edges is not None:
+        # uniform binned ECE: the measure validates; plain rows are then
+        # summed into the cells by its own one-pass kernel
+        estimate = float(measure(y_true, y_prob, sample_weight=sample_weight))
+        cells = _plain_ece_cells(y_true, y_prob, sample_weight, params, layout)
+        if cells is not None:
+            return cells, estimate, "binary"
     y, p, w = check_binary_calibration_input(
         y_true,
         y_prob,
@@ -294,9 +346,12 @@ def _binary_cells(measure, y_true, y_prob, sample_weight, params):
         compact=True,
     )
     target = "top-label" if np.ndim(y_prob) == 2 and np.shape(y_prob)[1] > 2 else "binary"
+    w = _on_scale(w)
     unit = w.strides == (0,) or bool(np.all(w == w[0]))
-    layout = _Layout(measure)
-    if p.shape[0] > layout.max_groups and measure._tester_name != "cdl":
+    # rows past _MAX_GROUPS are summed into cells unsorted; fewer are grouped
+    # exactly (as a sketch's are) and merged by _Cells.blocks (dCE: its own)
+    rows_max = layout.max_groups if measure._tester_name == "dce" else _MAX_GROUPS
+    if p.shape[0] > max(layout.max_groups, rows_max) and measure._tester_name != "cdl":
         estimate = float(measure(y_true, y_prob, sample_weight=sample_weight))
         return _row_cells(y, p, w, unit, layout), estimate, target
     G = group(y, p, w)
@@ -311,6 +366,67 @@ def _binary_cells(measure, y_true, y_prob, sample_weight, params):
     pos2 = np.bincount(index, w * wy, len(G))
     neg2 = np.maximum(np.bincount(index, w * w, len(G)) - pos2, 0.0)
     return _Cells(G, neg2, pos2), None, target
+
+
+def _on_scale(w):
+    """Weights times ``2**e`` with the largest in ``[1, 2)`` (exact; every measure
+    is unchanged): their squares neither underflow nor overflow."""
+    e = power_of_two_scale(np.max(w)) if w.shape[0] and np.max(w) > 0 else 0
+    return w if e == 0 else np.ldexp(w, e)
+
+
+def _plain_ece_cells(y_true, y_prob, sample_weight, params, layout):
+    """The ECE layout's cells of plain, already validated rows, or None.
+
+    The cells are ``n_cells`` equal bins (the measure's bin edges are among
+    theirs); ``checked_uniform_bin_sums`` gives per cell the weight and the
+    residual ``sum w (y - p)``, and with the outcomes read as 1 the
+    prediction sum: two passes (four with weights, for the squares).
+    """
+    from ._kernels._binning import checked_uniform_bin_sums
+
+    rows = plain_binary_rows(
+        y_true, y_prob, sample_weight, pos_label=params.get("pos_label"),
+        multiclass=params.get("multiclass", "top-label"),
+    )
+    if rows is None:
+        return None
+    y, p, w = rows
+    w = plain_weights_on_scale(w)
+    if w is False:
+        return None
+    edges = np.arange(layout.n_cells + 1) / layout.n_cells
+    ones = np.ones(p.shape[0], np.uint8)
+
+    def cell_sums(weights):
+        """Per cell: weight, positive weight, weight times prediction."""
+        a, b = np.zeros((layout.n_cells, 2)), np.zeros((layout.n_cells, 2))
+        if not (
+            checked_uniform_bin_sums(p, y, weights, edges, a)
+            and checked_uniform_bin_sums(p, ones, weights, edges, b)
+        ):
+            return None
+        pw = a[:, 0] - b[:, 1]
+        # (rounding of the differences must not leave the cell's mass)
+        return a[:, 0], np.clip(a[:, 1] + pw, 0.0, a[:, 0]), pw
+
+    first = cell_sums(w)
+    if first is None:
+        return None
+    W, pos, vw = first
+    if w is None:  # counts: exact integers (the difference above is rounded)
+        pos = np.rint(pos)
+    W2, pos2, _ = (W, pos, None) if w is None else cell_sums(np.square(w))
+    # the differences above are exact up to rounding: an outcome's mass
+    # below 1e-9 of its cell's is that rounding (weights are on the scale
+    # of the largest, in [1, 2)), and is 0, so cells match a sketch's
+    no_pos = pos <= 1e-9 * W
+    no_neg = W - pos <= 1e-9 * W
+    pos = np.where(no_pos, 0.0, np.where(no_neg, W, pos))
+    pos2 = np.where(no_pos, 0.0, np.where(no_neg, W2, pos2))
+    below = np.nextafter(edges[1:], 0.0)
+    below[-1] = 1.0
+    return _Cells.from_sums(vw, W - pos, pos, W2 - pos2, pos2, bounds=(edges[:-1], below))
 
 
 def _row_cells(y, p, w, unit, layout):
@@ -385,19 +501,108 @@ def _bootstrap(measure, cells, estimate, confidence, n_resamples, rng):
     ``Bernoulli(v)`` at every value, the tester's null) reaches the data's
     value with probability above ``a / 2``: near 0 the bootstrap sees less
     bias than the plug-in has (``|x + e| - |x|`` is less biased than
-    ``|e|``), and only the null knows the plug-in's law at 0.
+    ``|e|``), and only the null knows the plug-in's law at 0. The uniform
+    binned ECE and cutoff draw all resamples in one array (_vector_draws);
+    the cutoff interval is the uniform band of :func:`_cutoff_band`.
     """
     work = cells.blocks(_Layout(measure))
-    core = measure._grouped_core
-    center = core(work.G)
-    draws = np.array([core(work.draw(rng)) for _ in range(n_resamples)])
+    name = measure._tester_name
+    if name == "cutoff":
+        return (*_cutoff_band(work, estimate, confidence, n_resamples, rng), work.merged)
+    vector = _vector_core(measure, work)
+    if vector is not None:
+        pos, W = _vector_draws(work, rng, n_resamples)
+        center = float(vector(work.pos[None, :], (work.pos + work.neg)[None, :])[0])
+        draws = vector(pos, W)
+    else:
+        core = measure._grouped_core
+        center = core(work.G)
+        draws = np.array([core(work.draw(rng)) for _ in range(n_resamples)])
     low, high, debiased = _basic(estimate, center, draws, confidence, measure._max_value)
     if low > 0:
         # rank test of the null (as in the tester): not rejected at a / 2
-        null = np.array([core(work.null_draw(rng)) for _ in range(n_resamples)])
+        if vector is not None:
+            W = (work.pos + work.neg)[None, :]
+            null = vector(_null_positives(work, rng, n_resamples), W)
+        else:
+            null = np.array([core(work.null_draw(rng)) for _ in range(n_resamples)])
         if (1 + np.count_nonzero(null >= center)) / (n_resamples + 1) > (1 - confidence) / 2:
             low = 0.0
     return low, high, debiased, work.merged
+
+
+# Gamma and binomial variates of at least this variance are drawn by their
+# normal approximation (skewness 2 / sqrt(shape) <= 0.063; the measures sum
+# many cells), which is about ten times faster at n = 10**6.
+_NORMAL_FROM = 1000.0
+
+
+def _vector_draws(work, rng, R):
+    """``R`` Bayesian-bootstrap draws of every cell at once: ``(pos, W)``, shape (R, K)."""
+    out = []
+    for mass, sq in ((work.pos, work.pos2), (work.neg, work.neg2)):
+        draw = np.zeros((R, mass.shape[0]))
+        keep = mass > 0
+        shape = np.zeros_like(mass)
+        shape[keep] = mass[keep] ** 2 / sq[keep]
+        big = shape >= _NORMAL_FROM
+        small = keep & ~big
+        scale = np.where(keep, sq / np.where(keep, mass, 1.0), 0.0)
+        draw[:, small] = rng.standard_gamma(shape[small], size=(R, int(small.sum())))
+        k = shape[big]
+        draw[:, big] = k + np.sqrt(k) * rng.standard_normal((R, k.shape[0]))
+        out.append(draw * scale)
+    return out[0], out[0] + out[1]
+
+
+def _null_positives(work, rng, R):
+    """``R`` draws of :meth:`_Cells.null_draw`'s positives, shape (R, K)."""
+    W = work.pos + work.neg
+    sq = work.pos2 + work.neg2
+    keep = W > 0
+    v = work.G.values
+    count = np.zeros(W.shape[0], np.int64)
+    count[keep] = np.maximum(np.rint(W[keep] ** 2 / sq[keep]), 1)
+    var = count * v * (1 - v)
+    big = var >= _NORMAL_FROM
+    small = keep & ~big
+    draw = np.zeros((R, W.shape[0]))
+    draw[:, small] = rng.binomial(count[small], v[small], size=(R, int(small.sum())))
+    draw[:, big] = count[big] * v[big] + np.sqrt(var[big]) * rng.standard_normal(
+        (R, int(big.sum()))
+    )
+    return draw * np.where(keep, W / np.maximum(count, 1), 0.0)
+
+
+def _vector_core(measure, work):
+    """The measure of many resamples of ``work``'s cells at once, or None.
+
+    The uniform binned ECE only: its bins are fixed by the cell values, so
+    ``f(pos, W)`` (arrays of shape (R, K)) sums each bin's residual and
+    weight and combines them as ``skcal.metrics._ece`` does (the test
+    compares it with the measure's own core on every draw).
+    """
+    if measure._tester_name != "binned_ece" or measure.strategy != "uniform":
+        return None
+    v = work.G.values
+    edges = np.arange(1, measure.n_bins) / measure.n_bins
+    b = np.searchsorted(edges, v, side="right")
+    start = np.flatnonzero(np.concatenate([[True], b[1:] != b[:-1]]))
+    norm = measure.norm
+
+    def f(pos, W):
+        residual = np.add.reduceat(pos - W * v, start, axis=1)
+        wsum = np.add.reduceat(W, start, axis=1)
+        total = wsum.sum(axis=1)
+        bias = np.abs(residual)
+        if norm == "l1":
+            return bias.sum(axis=1) / total
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if norm == "l2":
+                return np.sqrt(np.where(wsum > 0, bias**2 / wsum, 0.0).sum(axis=1) / total)
+            return np.where(wsum > 0, bias / wsum, 0.0).max(axis=1)
+
+    return f
 
 
 def measure_interval(
@@ -423,8 +628,19 @@ def measure_interval(
         allowed.append("analytic")
     if name == "cdl":
         allowed.append("scdl-bound")
+    if name == "scdl":
+        allowed.append("analytic")
     _check_options(confidence, method, n_resamples, allowed)
     params = measure.get_params(deep=False)
+    if name == "scdl" and method in ("auto", "analytic"):
+        estimate, low, high, n_eff, target = _scdl_bound(
+            measure, y_true, y_prob, sample_weight, params, confidence
+        )
+        return Bunch(
+            estimate=estimate, low=low, high=high, confidence=float(confidence),
+            method="analytic", debiased=None, n_resamples=None, target=target,
+            n_effective=n_eff, guarantee=_SCDL_GUARANTEE,
+        )
     cells, estimate, target = _binary_cells(measure, y_true, y_prob, sample_weight, params)
     rng = check_random_state(random_state)
     if estimate is None:
@@ -461,10 +677,10 @@ def measure_interval(
     if method == "scdl-bound":
         from .measures import SoftBinnedCDL
 
-        scdl = SoftBinnedCDL()
-        scdl_estimate = float(scdl._function(_Held(cells.G), None))
+        scdl = SoftBinnedCDL(**{k: params[k] for k in ("pos_label", "multiclass", "labels")})
         # one-sided: the whole error probability on the lower end
-        low = _bootstrap(scdl, cells, scdl_estimate, 2 * confidence - 1, n_resamples, rng)[0]
+        low = _scdl_bound(scdl, y_true, y_prob, sample_weight, scdl.get_params(),
+                          2 * confidence - 1)[1]
         out.update(
             estimate=float("nan"),
             plug_in=estimate,
@@ -473,15 +689,16 @@ def measure_interval(
             method="scdl-bound",
             n_resamples=n_resamples,
             guarantee=(
-                "lower end only (asymptotic): CDL >= SCDL (Lemma 3.4 of Bairaktari "
-                "et al.) and the lower end of SCDL's interval, which can exceed a "
-                "small but non-zero SCDL (see SCDL's interval); the upper end is "
-                "CDL's largest value. The plug-in CDL of continuous predictions does "
-                "not estimate the population CDL and is not reported as an estimate"
+                "lower end only, finite-sample given the predictions: CDL >= SCDL "
+                "(Lemma 3.4 of Bairaktari et al.) and SCDL's finite-sample lower "
+                "bound at one-sided level 1 - a; the upper end is CDL's largest "
+                "value. The plug-in CDL of continuous predictions does not estimate "
+                "the population CDL and is not reported as an estimate"
             ),
         )
         return out
-    if name == "binned_ece" and measure.norm == "l2" and not cells.merged:
+    uniform_cells = _Layout(measure).edges is not None  # cells within the bins
+    if name == "binned_ece" and measure.norm == "l2" and (uniform_cells or not cells.merged):
         out["debiased_l2"] = _kumar_debiased_l2(cells, measure)
     low, high, debiased, merged = _bootstrap(
         measure, cells, estimate, confidence, n_resamples, rng
@@ -491,7 +708,14 @@ def measure_interval(
         "percentile intervals; 0 when a calibrated model is not ruled out); "
         "coverage measured in benchmarks/interval_coverage.py"
     )
-    if name in _CAVEATS:
+    if name == "cutoff":
+        guarantee = (
+            "asymptotic: a uniform bootstrap band [T - q, T + q], q the quantile of "
+            "the largest increment of the resampled residual process's deviation, "
+            "which bounds |T - cutoff| (triangle inequality); coverage measured in "
+            "benchmarks/interval_coverage.py"
+        )
+    elif name in _CAVEATS:
         guarantee += "; " + _CAVEATS[name]
     out.update(
         low=low,
@@ -503,38 +727,6 @@ def measure_interval(
         guarantee=guarantee,
     )
     return out
-
-
-def _kumar_debiased_l2(cells, measure):
-    """The debiased l2 binned ECE of Kumar, Liang and Ma, *Verified Uncertainty Calibration* (2019).
-
-    Per bin ``b`` with mass share ``pi_b``, mean outcome ``y_b``, mean
-    prediction ``p_b`` and (effective) count ``n_b``, ``(y_b - p_b)**2 -
-    y_b (1 - y_b) / (n_b - 1)`` is unbiased for the squared bias given the
-    predictions; the estimate is the square root of their ``pi``-weighted
-    sum, clipped at 0 (bins with one row are skipped).
-    """
-    G = cells.G
-    # the bins of binned_ece (skcal.metrics._ece), recomputed here
-    if measure.strategy == "uniform":
-        edges = np.arange(measure.n_bins + 1) / measure.n_bins
-        b = np.searchsorted(edges[1:-1], G.values, side="right")
-    else:
-        before = np.concatenate([[0.0], np.cumsum(G.weights)[:-1]])
-        b = np.minimum(
-            np.floor(measure.n_bins * before / G.total).astype(np.intp), measure.n_bins - 1
-        )
-    W = np.bincount(b, G.weights, measure.n_bins)
-    P = np.bincount(b, G.positives, measure.n_bins)
-    V = np.bincount(b, G.values * G.weights, measure.n_bins)
-    S2 = np.bincount(b, cells.pos2 + cells.neg2, measure.n_bins)
-    keep = W > 0
-    W, P, V, S2 = W[keep], P[keep], V[keep], S2[keep]
-    n_b = W**2 / S2
-    ybar, pbar = P / W, V / W
-    with np.errstate(divide="ignore", invalid="ignore"):
-        term = (ybar - pbar) ** 2 - np.where(n_b > 1, ybar * (1 - ybar) / (n_b - 1), 0.0)
-    return float(np.sqrt(max(float(np.sum(W * term)) / G.total, 0.0)))
 
 
 class _Held:

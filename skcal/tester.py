@@ -107,8 +107,14 @@ class CalibrationTestResult:
         says "calibrated" the data certify the measure is below it.
         "smce", "dce" and "cutoff" only.
     interval : tuple of float or None
-        ``(low, high)``, a confidence interval of the measure (e.g. from
-        the measure's ``interval`` method), shown by ``str`` when set.
+        ``(low, high)``, the confidence interval at confidence
+        ``1 - alpha`` of the measure tested, from its ``interval`` method
+        (default method; what it guarantees is in that method's docstring
+        and the guide's interval page), shown by ``str``, :meth:`summary`
+        and the HTML table. None when the measure is a plain callable or
+        dCE (whose interval solves a linear program per resample: call
+        ``LowerDistanceToCalibration().interval`` for it), or when the
+        input cannot be resampled (a sketch without row counts).
     target : str or None
         What the numbers are about when it is not plain binary input:
         ``"top-label"`` for multiclass input to a binary measure, or the
@@ -124,13 +130,15 @@ class CalibrationTestResult:
     Examples
     --------
     >>> from skcal import CalibrationTester
-    >>> result = CalibrationTester(threshold="theory", epsilon=0.9).decide(
+    >>> result = CalibrationTester(threshold="theory", epsilon=0.9, random_state=0).decide(
     ...     [0, 1, 1, 0] * 50, [0.5] * 200)
     >>> result.calibrated, result.method
     (True, 'theorem 3')
     >>> print(result)  # doctest: +NORMALIZE_WHITESPACE
-    calibrated: no evidence of miscalibration at level 0.05; smCE 0 (threshold
-    0.225); the data certify smCE <= 0.312
+    calibrated: no evidence of miscalibration at level 0.05; smCE 0 [0, 0.0819];
+    the data certify smCE <= 0.312
+    >>> result.interval[0]  # smCE's 95% interval starts at 0: calibration not ruled out
+    0.0
     """
 
     calibrated: bool
@@ -294,6 +302,40 @@ class CalibrationTestResult:
         return CalibrationTestDisplay.from_tester(
             self, null_statistics=null_statistics, ax=ax
         )
+
+
+def _measure_interval(measure, y_true, y_prob, sample_weight, pos_label, labels, confidence,
+                      random_state):
+    """``(low, high)`` of the tested measure's ``interval``, or None.
+
+    None for a measure without an ``interval`` method (a plain callable),
+    for dCE (too slow to add to every test) and for input it cannot
+    resample (a sketch without per-row counts); the tester's own decision
+    does not depend on it.
+    """
+    if not callable(getattr(measure, "interval", None)):
+        return None
+    if getattr(measure, "_tester_name", None) == "dce":
+        # one linear program per resample (about 4 s at n = 2000, more than
+        # the test itself); LowerDistanceToCalibration().interval gives it
+        return None
+    params = measure.get_params(deep=False)
+    extra = {}
+    if "labels" in params and params["labels"] is None and labels is not None:
+        extra["labels"] = labels
+    if "pos_label" in params and params["pos_label"] is None and pos_label is not None:
+        extra["pos_label"] = pos_label
+    if extra:
+        measure = clone(measure).set_params(**extra)
+    try:
+        ci = measure.interval(
+            y_true, y_prob, sample_weight=sample_weight, confidence=confidence,
+            random_state=random_state,
+        )
+    except (ValueError, TypeError):
+        # e.g. a sketch that does not keep the counts behind its weights
+        return None
+    return (float(ci.low), float(ci.high))
 
 
 # Short names of the measures in sentences (str, summary, HTML).
@@ -927,7 +969,12 @@ default=None
             target = "top-label"
         else:
             target = None
+        interval = _measure_interval(
+            measure, y_true, y_prob, sample_weight, self.pos_label, labels, 1 - alpha,
+            self.random_state,
+        )
         self.result_ = CalibrationTestResult(
+            interval=interval,
             target=target,
             calibrated=calibrated,
             statistic=statistic,

@@ -100,6 +100,32 @@ def reference_interval(function, y, p, w, confidence, n_resamples, rng, max_valu
     return low, high
 
 
+def reference_cutoff_band(y, p, w, confidence, n_resamples, rng):
+    """The cutoff error's uniform band on the rows (``_cutoff_band``'s twin).
+
+    Per resample, the residual process ``S*(t) = sum_{p_i <= t} w_i E_i (y_i -
+    p_i) / sum_i w_i E_i`` minus the data's, read at every distinct ``p``;
+    ``q`` is the quantile of its largest increment and the band ``T -+ q``.
+    """
+    w = np.ones(p.shape[0]) if w is None else np.asarray(w, float)
+    order = np.argsort(p, kind="stable")
+    ps, ys, ws = p[order], np.asarray(y, float)[order], w[order]
+    ends = np.flatnonzero(np.concatenate([ps[1:] != ps[:-1], [True]]))
+    r = ws * (ys - ps)
+
+    def process(mult):
+        return np.cumsum(r * mult)[ends] / np.sum(ws * mult)
+
+    base = process(np.ones(p.shape[0]))
+    sup = []
+    for _ in range(n_resamples):
+        d = process(rng.standard_exponential(p.shape[0])) - base
+        sup.append(max(d.max(), 0.0) - min(d.min(), 0.0))
+    q = np.quantile(sup, confidence)
+    t = max(base.max(), 0.0) - min(base.min(), 0.0)
+    return max(t - q, 0.0), min(t + q, 1.0)
+
+
 def _function(measure):
     params = measure.get_params()
 
@@ -168,13 +194,19 @@ def test_interval_matches_row_level_reference():
         kind = ("ties", "weights", "plain")[case % 3]
         y, p, w = _small_case(rng, kind)
         for measure in FAST_MEASURES[case % 2::2]:
+            # SCDL's default is its finite-sample bound (tested on its own):
+            # its bootstrap is checked here
+            method = "bootstrap" if isinstance(measure, SoftBinnedCDL) else "auto"
             ci = measure.interval(
-                y, p, sample_weight=w, n_resamples=1000, random_state=case
+                y, p, sample_weight=w, n_resamples=1000, random_state=case, method=method
             )
-            low, high = reference_interval(
-                _function(measure), y, p, w, 0.95, 1000, rng,
-                max_value=measure._max_value,
-            )
+            if isinstance(measure, CutoffCalibrationError):
+                low, high = reference_cutoff_band(y, p, w, 0.95, 1000, rng)
+            else:
+                low, high = reference_interval(
+                    _function(measure), y, p, w, 0.95, 1000, rng,
+                    max_value=measure._max_value,
+                )
             # Monte Carlo error of a 2.5% quantile of 1000 draws, on the scale
             # of the interval or of the value (an end clipped at 0 is short)
             scale = max(high - low, ci.high - ci.low, ci.estimate, 1e-3)
@@ -200,7 +232,8 @@ def test_bunch_fields_and_reproducibility():
             assert key in ci
         assert 0 <= ci.low <= ci.high
         assert ci.estimate == pytest.approx(measure(y, p))
-        assert ci.confidence == 0.95 and ci.method == "bootstrap"
+        expected = "analytic" if isinstance(measure, SoftBinnedCDL) else "bootstrap"
+        assert ci.confidence == 0.95 and ci.method == expected
 
 
 def test_caller_arrays_unchanged():
@@ -375,7 +408,7 @@ def test_bad_options(kwargs, match):
 
 def test_method_not_available_for_the_measure():
     with pytest.raises(ValueError, match="method"):
-        SoftBinnedCDL().interval([0, 1], [0.2, 0.7], method="analytic")
+        BinnedECE().interval([0, 1], [0.2, 0.7], method="analytic")
     with pytest.raises(ValueError, match="y_prob"):
         SmoothCalibrationError().interval([0, 1])
 
