@@ -134,7 +134,7 @@ class _CalibrationMeasure(BaseEstimator):
         weight), never the rows: a Bayesian bootstrap in which a value's
         positive and negative mass are Gamma draws. Methods:
 
-        * ``"bootstrap"`` (``"auto"`` for every measure but CDL on
+        * ``"bootstrap"`` (``"auto"`` for every measure but SCDL, and CDL on
           continuous predictions): with ``q`` the quantiles of ``T* - T``,
           the hull of the basic interval ``[T - q(1 - a/2), T - q(a/2)]``
           (which subtracts the upward bias the resamples show) and the
@@ -144,7 +144,15 @@ class _CalibrationMeasure(BaseEstimator):
           is 0 whenever the calibrated null (the tester's) reaches ``T``
           with probability above ``a/2``. ``debiased = 2 T - mean(T*)`` is
           the bias-corrected estimate. Asymptotic; coverage is measured
-          (see the guide's interval page), not assumed.
+          (see the guide's interval page), not assumed. The cutoff error
+          uses a uniform band instead: ``[T - q, T + q]``, ``q`` the
+          ``1 - a`` quantile of the largest deviation of the resampled
+          residual curve from the observed one (by the triangle inequality
+          it bounds ``|T - T_population|``).
+        * ``"analytic"`` for SCDL (its ``"auto"``): a finite-sample bound on
+          both ends given the predictions (McDiarmid on every level of the
+          soft binning, a union bound over the levels, and a bound on the
+          plug-in's upward bias for the lower end); see the guide.
         * ``"analytic"`` (smooth, cutoff and distance to calibration):
           ``[0, T + sqrt(ln(1/a) / (2 N))]``, ``N`` Kish's effective sample
           size: a finite-sample upper bound for the measure of the outcome
