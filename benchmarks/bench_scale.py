@@ -126,7 +126,7 @@ def run_dask(n, chunk, max_size, split_every, grid):
     import numpy as np
     from distributed import Client, LocalCluster
 
-    from skcal._dask import dask_sketch
+    from skcal import dask_sketch
 
     load_before = os.getloadavg()
     cluster = LocalCluster(

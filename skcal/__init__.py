@@ -1,6 +1,5 @@
 """skcal: exact, fast calibration measures, tests and recalibrators for scikit-learn."""
 
-from ._dask import dask_sketch
 from ._version import __version__
 from .decisions import DecisionTask, RoundedResponseClassifier, SCDLRounding
 from .display import (
@@ -51,7 +50,7 @@ from .recalibration import (
     VennAbersCalibration,
 )
 from .scorers import CalibrationScorer, get_scorer, get_scorer_names, make_scorers
-from .sketch import CalibrationSketch
+from .sketch import CalibrationSketch, dask_sketch
 from .tester import CalibrationTester, CalibrationTestResult
 from .utilities import (
     DCG,

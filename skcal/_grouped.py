@@ -213,7 +213,7 @@ def binary_statistic(
     has a ``grouped_statistic()`` method, as a calibration sketch does);
     ``y_prob`` and ``sample_weight`` must then be None. Dask input (arrays,
     dataframe columns) is grouped partition by partition by
-    ``skcal._dask.dask_sketch`` into the exact sketch, whose statistic is
+    ``skcal.dask_sketch`` into the exact sketch, whose statistic is
     returned.
     """
     statistic = getattr(y_true, "grouped_statistic", None)
@@ -230,7 +230,7 @@ def binary_statistic(
     if any(type(a).__module__.startswith("dask") for a in (y_true, y_prob, sample_weight)):
         # Dask input: a sketch per partition, merged in a tree (Dask is imported
         # only here); the exact sketch, so the measure equals the in-memory one.
-        from ._dask import dask_sketch
+        from .sketch._dask import dask_sketch
 
         statistic = dask_sketch(
             y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass,

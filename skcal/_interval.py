@@ -281,7 +281,7 @@ def _binary_cells(measure, y_true, y_prob, sample_weight, params):
     own function; a sketch or Dask input is grouped, then merged into cells.
     """
     if any(type(a).__module__.startswith("dask") for a in (y_true, y_prob, sample_weight)):
-        from ._dask import dask_sketch
+        from .sketch._dask import dask_sketch
 
         y_true = dask_sketch(
             y_true,

@@ -25,10 +25,10 @@ needs_dataframe = pytest.mark.skipif(dd is None, reason="needs dask.dataframe an
 import skcal  # noqa: E402
 from skcal import CalibrationTester  # noqa: E402
 from skcal import metrics as skcal_metrics  # noqa: E402
-from skcal._dask import _plan, dask_sketch  # noqa: E402
 from skcal._grouped import GroupedStatistic, binary_statistic  # noqa: E402
 from skcal.measures import MEASURE_CLASSES  # noqa: E402
 from skcal.sketch import CalibrationSketch  # noqa: E402
+from skcal.sketch._dask import _plan, dask_sketch  # noqa: E402
 
 from cases import random_cases  # noqa: E402
 
@@ -395,7 +395,7 @@ def test_tester_takes_the_merged_sketch(client):
 def test_docstring_example_runs(client, monkeypatch):
     # the example imports the name skcal will export
     monkeypatch.setattr(skcal, "dask_sketch", dask_sketch, raising=False)
-    import skcal._dask as module
+    import skcal.sketch._dask as module
 
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)

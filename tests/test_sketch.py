@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-import skcal.sketch
+import skcal.sketch._sketch
 from skcal import (
     CalibrationTester,
     binned_ece,
@@ -404,7 +404,7 @@ def test_tester_on_a_sketch_decides_as_on_the_rows():
 def test_module_examples_run():
     finder = doctest.DocTestFinder(recurse=True)
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    tests = [t for t in finder.find(skcal.sketch) if t.examples]
+    tests = [t for t in finder.find(skcal.sketch._sketch) if t.examples]
     assert len(tests) >= 5
     for t in tests:
         runner.run(t)

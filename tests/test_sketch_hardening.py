@@ -191,7 +191,7 @@ def test_exact_sketch_of_continuous_predictions_is_at_most_40_bytes_per_row(weig
 
 def _v1_blob(sketch):
     """The version-1 bytes of an exact sketch (every sum in limbs)."""
-    from skcal.sketch import _encode_sums
+    from skcal.sketch._format import _encode_sums
 
     state = sketch._state
     body = bytearray(sketch.to_bytes()[:-4])
@@ -431,12 +431,12 @@ def test_dask_measures_equal_the_sketch_measures_bit_for_bit():
 def test_dask_sketch_auto_budget_compacts_with_a_warning(monkeypatch):
     da = pytest.importorskip("dask.array")
     dask = pytest.importorskip("dask")
-    import skcal._dask
+    import skcal.sketch._dask
 
     rng = np.random.default_rng(10)
     p = rng.random(400)
     y = (rng.random(400) < p).astype(int)
-    monkeypatch.setattr(skcal._dask, "AUTO_MAX_SIZE", 64)
+    monkeypatch.setattr(skcal.sketch._dask, "AUTO_MAX_SIZE", 64)
     with dask.config.set(scheduler="synchronous"):
         dy, dp = da.from_array(y, chunks=100), da.from_array(p, chunks=100)
         with pytest.warns(UserWarning, match="max_size=None"):

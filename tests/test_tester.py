@@ -461,7 +461,7 @@ from skcal.measures import (  # noqa: E402
     SmoothCalibrationError,
     UtilityCalibrationError,
 )
-from skcal.tester import _BinaryData, _checkpoints, _seeds, _sequential_test  # noqa: E402
+from skcal.tester._null import _BinaryData, _checkpoints, _seeds, _sequential_test  # noqa: E402
 
 from cases import random_cases  # noqa: E402
 from reference import exact_null_law_reference, row_null_draw_reference  # noqa: E402
@@ -630,7 +630,7 @@ def test_early_rejection_excess_is_small():
     # level), against a direct sum over q and the counts for one setting
     from scipy.stats import binom
 
-    from skcal.tester import _early_rejection_excess, _rejection_counts
+    from skcal.tester._null import _early_rejection_excess, _rejection_counts
 
     for max_draws, alpha, risk in ((999, 0.05, 1e-3), (199, 0.1, 0.05), (499, 0.01, 1e-2)):
         eta = _early_rejection_excess(max_draws, alpha, risk)
@@ -760,7 +760,7 @@ def test_large_smce_tolerance_still_rejects_what_is_far_outside():
 
 # --- the tolerant resample test (dCE <= tolerance) ---------------------------
 
-from skcal.tester import (  # noqa: E402
+from skcal.tester._tolerant import (  # noqa: E402
     _LAGRANGE_GRID,
     _bernstein,
     _coupling_plan,

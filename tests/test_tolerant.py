@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skcal import CalibrationTester, smooth_calibration_error
-from skcal.tester import _design_gap
+from skcal.tester._tolerant import _design_gap
 
 from reference import (
     design_gap_reference,
@@ -284,7 +284,7 @@ def test_interval_noise_bounds_every_lipschitz_test():
 
 def test_interval_noise_tail_by_simulation():
     # P(R > sqrt(mA)/2 + sqrt(mA ln(1/delta)/2)) <= delta, and E R <= sqrt(mA)/2
-    from skcal.tester import _interval_noise
+    from skcal.tester._tolerant import _interval_noise
 
     rng = np.random.default_rng(10)
     delta = 0.05

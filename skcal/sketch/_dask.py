@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from ._validation import (
+from .._validation import (
     check_binary_calibration_input,
     check_sample_weight,
     check_y_true,
@@ -193,7 +193,7 @@ def _plan(y_true, y_prob, sample_weight, *, max_size, pos_label, multiclass, lab
     """
     import dask
 
-    from .sketch import CalibrationSketch  # noqa: F401  (fail early if absent)
+    from ._sketch import CalibrationSketch  # noqa: F401  (fail early if absent)
 
     if isinstance(split_every, bool) or not isinstance(split_every, numbers.Integral):
         raise TypeError(f"split_every must be an integer >= 2, got {split_every!r}.")
@@ -443,7 +443,7 @@ def _union_labels(*sets):
 
 def _block_sketch(y, p, w, where, options):
     """The sketch and labels of one partition, validated where it lives."""
-    from .sketch import CalibrationSketch
+    from ._sketch import CalibrationSketch
 
     y, p, w = _labels_array(y), _as_numpy(p), _as_numpy(w)
 

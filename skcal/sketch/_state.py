@@ -1,0 +1,647 @@
+"""What a :class:`CalibrationSketch` holds: exact groups or compacted cells,
+built from rows, merged, fitted to ``max_size``."""
+
+import numbers
+
+import numpy as np
+
+from .._grouped import (
+    MAX_LEVEL,
+    CompactSums,
+    ExactSums,
+    GroupedStatistic,
+    _aligned,
+    cells_of,
+    group,
+    group_exact,
+    sums_overflow,
+    unique_inverse,
+)
+from ._format import _VERSION, _encode_compact, _encode_sums
+
+# --- helpers ------------------------------------------------------------------
+
+
+def _check_max_size(max_size):
+    if max_size is None:
+        return None
+    if isinstance(max_size, bool) or not isinstance(max_size, numbers.Integral):
+        raise TypeError(f"max_size must be None or an integer, got {max_size!r}.")
+    if max_size < 2:
+        raise ValueError(f"max_size must be at least 2, got {max_size}.")
+    return int(max_size)
+
+
+def _overflows(state):
+    """True if the exact total weight of ``state`` rounds to infinity.
+
+    A float sum of the (correctly rounded) per-group sums below ``2**1023``
+    proves the exact total finite (its relative error is far below 2); only
+    near the limit is the exact total computed.
+    """
+    if isinstance(state, _Exact):
+        parts = (state.neg.doubles, state.pos.doubles)
+    else:
+        parts = tuple(m.to_float() for m in state.masses)
+    with np.errstate(over="ignore", invalid="ignore"):
+        estimate = sum(float(np.sum(d)) for d in parts)
+    if estimate < 2.0**1023:
+        return False
+    return not np.isfinite(state.total())
+
+
+def _check_common_weight(state, n_rows, c, total):
+    """Rows of one weight ``c``: every sum a multiple of ``c``, ``n_rows c`` in all."""
+    if not total == float(n_rows) * c:
+        raise ValueError(
+            "CalibrationSketch bytes are inconsistent: the common row weight "
+            "times the rows seen is not the total weight."
+        )
+    if not isinstance(state, _Exact):
+        return
+    k = state.size()
+    index = np.arange(k, dtype=np.int64)
+    n_counted = 0.0
+    for sums in (state.neg, state.pos):
+        counts = np.rint(sums.doubles / c)
+        exact = ExactSums.products(counts, np.full(k, c), index, k)
+        try:
+            same = CompactSums.from_exact(exact).same_as(sums)
+        except OverflowError:
+            same = False
+        if not same:
+            raise ValueError(
+                "CalibrationSketch bytes are inconsistent: a sum is not a whole "
+                "multiple of the common row weight."
+            )
+        n_counted += float(counts.sum())
+    if n_counted != float(n_rows):
+        raise ValueError(
+            "CalibrationSketch bytes are inconsistent: the sums hold a number of "
+            "rows of the common weight other than the rows seen."
+        )
+
+
+def _smaller(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
+
+
+def _merge_common(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a if a == b else float("nan")
+
+
+def _raw_weights(sample_weight, checked):
+    """The caller's weights as float64 (a copy), unscaled, once validated."""
+    raw = np.asarray(sample_weight)
+    if raw.dtype.kind not in "biuf" or raw.shape != checked.shape:
+        return checked
+    if raw.dtype == np.float64 and np.array_equal(raw, checked):
+        return checked  # not rescaled: no second copy
+    raw = raw.astype(np.float64)
+    with np.errstate(over="ignore"):
+        total = raw.sum()
+    if not np.isfinite(total):
+        raise ValueError(
+            "sample_weight sums to more than the largest float64 (about "
+            "1.8e308): a CalibrationSketch keeps weights as given, so scale them "
+            "(and those of every other batch) down by one common factor; every "
+            "measure depends on the weights only through w / sum(w)."
+        )
+    return raw
+
+
+def _rows_state(y, p, w, max_size):
+    """``(state, n_rows, common weight)`` of validated rows."""
+    n = p.shape[0]
+    w0 = float(w[0])
+    common = w0 if np.all(w == w0) else float("nan")
+    integral = bool(np.all(w == np.floor(w))) and float(w.sum()) <= 2.0**53
+    if integral:
+        # float sums of integers below 2**53 are exact: the in-memory grouping
+        G = group(y, p, w)
+        # in place: the statistic's arrays are ours (8 bytes per row less)
+        negatives = np.subtract(G.weights, G.positives, out=G.weights)
+        if max_size is not None and len(G) > max_size:
+            points = (G.values, negatives, G.positives)
+            return _compact_points(*points, max_size), n, common
+        return _Exact(G.values, CompactSums(negatives), CompactSums(G.positives)), n, common
+    p = np.ascontiguousarray(p, dtype=np.float64)
+    wf = np.ascontiguousarray(w, dtype=np.float64)
+    positive = np.asarray(y) != 0
+    if max_size is not None:
+        # a value sort says whether to compact
+        if np.unique(p).shape[0] > max_size:
+            neg_w = np.where(positive, 0.0, wf)
+            pos_w = np.where(positive, wf, 0.0)
+            return _compact_points(p, neg_w, pos_w, max_size), n, common
+    return _exact_of_rows(p, positive, wf), n, common
+
+
+def _exact_of_rows(p, positive, w):
+    """The exact state of rows of real weights, from one argsort.
+
+    A value held by one row takes that row's weight, a double, as its exact
+    sum; only the rows of repeated values go through the multi-limb sums.
+    """
+    n = p.shape[0]
+    # an argsort, not the radix grouping of ``group``: that needs 8 bytes
+    # per row more at its peak (measured 46 against 38 bytes per row with
+    # the validated weights held), over the 40 of a sketch's build
+    order = np.argsort(p)
+    ps = p[order]
+    new = np.empty(n, dtype=bool)
+    new[:1] = True
+    np.not_equal(ps[1:], ps[:-1], out=new[1:])
+    if new.all():
+        # every prediction distinct (continuous scores): each sum is one
+        # row's weight; sorted in place of the rows, few temporaries
+        del new
+        positive_sorted = positive[order]
+        weights = w[order]
+        del order
+        pos = np.where(positive_sorted, weights, 0.0)
+        weights[positive_sorted] = 0.0
+        return _Exact(ps, CompactSums(weights), CompactSums(pos))
+    starts = np.flatnonzero(new)
+    del new
+    values = ps[starts]
+    del ps
+    k = values.shape[0]
+    counts = np.diff(starts, append=n)
+    single = counts == 1
+    multi = np.flatnonzero(~single)
+    rows = order[np.repeat(~single, counts)] if multi.shape[0] else None
+    first = order[starts]  # one row of each value
+    del starts, order
+    sums = []
+    for cls in (False, True):
+        d = np.zeros(k)
+        hit = single & (positive[first] == cls)
+        d[hit] = w[first[hit]]
+        sums.append(d)
+    del first
+    if multi.shape[0] == 0:
+        return _Exact(values, CompactSums(sums[0]), CompactSums(sums[1]))
+    local = np.repeat(np.arange(multi.shape[0], dtype=np.int64), counts[multi])
+    out = []
+    for cls, d in zip((False, True), sums):
+        wk = np.where(positive[rows] == cls, w[rows], 0.0)
+        part = CompactSums.from_exact(ExactSums.of_doubles(wk, local, multi.shape[0]))
+        d[multi] = part.doubles
+        out.append(CompactSums(d, multi[part.rows].astype(np.int64), part.big))
+    return _Exact(values, *out)
+
+
+def _compact_points(p, neg_w, pos_w, max_size):
+    """The compacted state of weighted points, without per-value exact sums.
+
+    ``p`` are predictions (rows, or distinct values) with the weight of their
+    negative and of their positive outcomes. The level is the finest with at most ``max_size``
+    atoms, exactly as compacting the exact state would choose it.
+    """
+    # distinct cells of the finest level, per class, sorted
+    if np.all(p[1:] > p[:-1]):  # distinct values already (grouped rows)
+        present = [p[neg_w > 0], p[pos_w > 0]]
+    else:
+        present = [np.unique(p[neg_w > 0]), np.unique(p[pos_w > 0])]
+    fine = [cells_of(v, MAX_LEVEL) for v in present]
+
+    def count(level):
+        shift = MAX_LEVEL - level
+        total = 0
+        for c in fine:
+            if c.shape[0]:
+                coarse = c >> shift
+                total += 1 + int(np.count_nonzero(coarse[1:] != coarse[:-1]))
+        return total
+
+    lo, hi = 0, MAX_LEVEL
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count(mid) <= max_size:
+            lo = mid
+        else:
+            hi = mid - 1
+    level = lo
+    cell = cells_of(p, level)
+    cells = np.unique(np.concatenate([cells_of(v, level) for v in present]))
+    index = np.searchsorted(cells, cell)
+    k = cells.shape[0]
+    masses, moments = [], []
+    ranges = np.empty((k, 4))
+    ranges[:, 0::2] = np.inf
+    ranges[:, 1::2] = -np.inf
+    for a, weight in enumerate((neg_w, pos_w)):
+        keep = weight > 0
+        idx, v, wk = index[keep], p[keep], weight[keep]
+        masses.append(ExactSums.of_doubles(wk, idx, k))
+        moments.append(ExactSums.products(v, wk, idx, k))
+        np.minimum.at(ranges[:, 2 * a], idx, v)
+        np.maximum.at(ranges[:, 2 * a + 1], idx, v)
+    return _Compacted(level, cells, masses, moments, ranges)
+
+
+def _merge_states(states):
+    if all(isinstance(s, _Exact) for s in states):
+        values = np.concatenate([s.values for s in states])
+        uniq, inverse = unique_inverse(values)
+        k = uniq.shape[0]
+        return _Exact(
+            uniq,
+            CompactSums.regroup([s.neg for s in states], inverse, k),
+            CompactSums.regroup([s.pos for s in states], inverse, k),
+        )
+    level = min(s.level for s in states if isinstance(s, _Compacted))
+    return _Compacted.combine([s.at_level(level) for s in states], level)
+
+
+def _fit(state, max_size):
+    """Compact ``state`` if it holds more than ``max_size`` values."""
+    if max_size is None:
+        return state
+    if isinstance(state, _Exact):
+        if state.size() <= max_size:
+            return state
+        if not state.neg.rows.shape[0] and not state.pos.rows.shape[0]:
+            # every sum a double: straight to the compacted state
+            return _compact_points(
+                state.values, state.neg.doubles, state.pos.doubles, max_size
+            )
+        state = state.at_level(MAX_LEVEL)
+    level = state.fitting_level(max_size)
+    return state.at_level(level) if level < state.level else state
+
+
+class _Exact:
+    """Every distinct value with its exact negative and positive weight."""
+
+    def __init__(self, values, neg, pos):
+        self.values = values
+        self.neg = neg
+        self.pos = pos
+
+    def size(self):
+        return self.values.shape[0]
+
+    def n_atoms(self):
+        return self.size()
+
+    def total(self):
+        """The total weight, correctly rounded; inf if it overflows."""
+        if self.size() == 0:
+            return 0.0
+        total = self.neg.exact_total().plus(self.pos.exact_total())
+        if np.any(sums_overflow(total)):
+            return float("inf")
+        return float(total.to_float()[0])
+
+    def grouped(self):
+        return self.values, self.neg, self.pos
+
+    def at_level(self, level):
+        """Atoms on the cells of ``level``."""
+        cells = cells_of(self.values, level)
+        return _Compacted.from_groups(
+            cells, self.values, self.neg.to_exact(), self.pos.to_exact(), level
+        )
+
+    def encode(self):
+        return (
+            [np.ascontiguousarray(self.values, dtype="<f8").tobytes()]
+            + _encode_compact(self.neg)
+            + _encode_compact(self.pos)
+        )
+
+    @classmethod
+    def decode(cls, reader, k, version=_VERSION):
+        values = reader.array("<f8", k).astype(np.float64)
+        if version == 1:
+            sums = [reader.sums(k), reader.sums(k)]
+            if any(np.any(sums_overflow(x)) for x in sums):
+                raise ValueError("CalibrationSketch bytes have overflowing sums.")
+            try:
+                neg, pos = (CompactSums.from_exact(x) for x in sums)
+            except OverflowError:
+                raise ValueError(
+                    "CalibrationSketch bytes have overflowing sums."
+                ) from None
+        else:
+            neg = reader.compact_sums(k)
+            pos = reader.compact_sums(k)
+        if not (
+            np.all(np.isfinite(values))
+            and np.all((values >= 0) & (values <= 1))
+            and np.all(np.diff(values) > 0)
+        ):
+            raise ValueError(
+                "CalibrationSketch bytes have invalid values (not strictly "
+                "increasing in [0, 1])."
+            )
+        return cls(values, neg, pos)
+
+
+class _Compacted:
+    """Per occupied cell, a negative and a positive atom.
+
+    Each atom: exact mass and first moment ``sum w p``, and the range of the
+    predictions it holds (``lo > hi`` when the atom is empty).
+    """
+
+    def __init__(self, level, cells, masses, moments, ranges):
+        self.level = level
+        self.cells = cells  # strictly increasing int64
+        self.masses = masses  # [negative, positive] ExactSums per cell
+        self.moments = moments
+        self.ranges = ranges  # (k, 4): neg lo, neg hi, pos lo, pos hi
+
+    def size(self):
+        return self.cells.shape[0]
+
+    def n_atoms(self):
+        return int(sum(np.count_nonzero(p) for p in self._atom_present()))
+
+    def total(self):
+        k = self.size()
+        if k == 0:
+            return 0.0
+        index = np.zeros(2 * k, dtype=np.int64)
+        return float(ExactSums.regroup(self.masses, index, 1).to_float()[0])
+
+    @classmethod
+    def from_groups(cls, cells, values, neg, pos, level):
+        """Atoms of exact groups (zero-mass groups are dropped)."""
+        parts = []
+        for sums in (neg, pos):
+            keep = sums.nonzero()
+            parts.append((keep, sums))
+        occupied = parts[0][0] | parts[1][0]
+        uniq, index = np.unique(cells[occupied], return_inverse=True)
+        k = uniq.shape[0]
+        values = values[occupied]
+        masses, moments = [], []
+        ranges = np.empty((k, 4))
+        ranges[:, 0::2] = np.inf
+        ranges[:, 1::2] = -np.inf
+        for a, (keep, sums) in enumerate(parts):
+            sums = sums.take(occupied)
+            keep = keep[occupied]
+            masses.append(ExactSums.regroup([sums], index, k))
+            moments.append(ExactSums.regroup([sums.times(values)], index, k))
+            np.minimum.at(ranges[:, 2 * a], index[keep], values[keep])
+            np.maximum.at(ranges[:, 2 * a + 1], index[keep], values[keep])
+        return cls(level, uniq, masses, moments, ranges)
+
+    @classmethod
+    def combine(cls, states, level):
+        """Cell-wise sums of states on the same level."""
+        cells = np.concatenate([s.cells for s in states])
+        uniq, index = np.unique(cells, return_inverse=True)
+        k = uniq.shape[0]
+        masses = [
+            ExactSums.regroup([s.masses[a] for s in states], index, k) for a in (0, 1)
+        ]
+        moments = [
+            ExactSums.regroup([s.moments[a] for s in states], index, k) for a in (0, 1)
+        ]
+        all_ranges = np.concatenate([s.ranges for s in states])
+        ranges = np.empty((k, 4))
+        ranges[:, 0::2] = np.inf
+        ranges[:, 1::2] = -np.inf
+        for j in range(4):
+            reduce = np.minimum if j % 2 == 0 else np.maximum
+            reduce.at(ranges[:, j], index, all_ranges[:, j])
+        return cls(level, uniq, masses, moments, ranges)
+
+    def at_level(self, level):
+        if level == self.level:
+            return self
+        coarse = _Compacted(
+            level,
+            self.cells >> (self.level - level),
+            self.masses,
+            self.moments,
+            self.ranges,
+        )
+        return _Compacted.combine([coarse], level)
+
+    def _atom_present(self):
+        return [m.nonzero() for m in self.masses]
+
+    def fitting_level(self, max_size):
+        """The finest level (at most this one) with at most ``max_size`` atoms."""
+        present = self._atom_present()
+        keys = [self.cells[present[a]] for a in (0, 1)]
+
+        def count(level):
+            shift = self.level - level
+            return sum(np.unique(k >> shift).shape[0] for k in keys)
+
+        lo, hi = 0, self.level  # count(0) <= 2 <= max_size
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if count(mid) <= max_size:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def atom_values(self):
+        """Each atom's position: its mean, kept inside its range; NaN if empty."""
+        out = []
+        for a in (0, 1):
+            mass = self.masses[a].to_float()
+            moment = self.moments[a].to_float()
+            lo, hi = self.ranges[:, 2 * a], self.ranges[:, 2 * a + 1]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = np.clip(moment / mass, lo, hi)
+            mean = np.where(lo == hi, lo, mean)
+            out.append(np.where(self.masses[a].nonzero(), mean, np.nan))
+        return out
+
+    def grouped(self):
+        values = self.atom_values()
+        present = self._atom_present()
+        k = self.size()
+        zeros = ExactSums.zeros(k)
+        keep = np.concatenate(present)
+        vals = np.concatenate(values)[keep]
+        neg = _stack([self.masses[0], zeros]).take(keep)
+        pos = _stack([zeros, self.masses[1]]).take(keep)
+        return group_exact(vals, [neg], [pos])
+
+    def encode(self):
+        parts = [np.ascontiguousarray(self.cells, dtype="<i8").tobytes()]
+        for sums in self.masses + self.moments:
+            parts += _encode_sums(sums)
+        parts.append(np.ascontiguousarray(self.ranges, dtype="<f8").tobytes())
+        return parts
+
+    @classmethod
+    def decode(cls, reader, level, k):
+        cells = reader.array("<i8", k).astype(np.int64)
+        sums = [reader.sums(k) for _ in range(4)]
+        ranges = reader.array("<f8", 4 * k).astype(np.float64).reshape(k, 4)
+        if not (
+            np.all((cells >= 0) & (cells < (1 << level))) and np.all(np.diff(cells) > 0)
+        ):
+            raise ValueError("CalibrationSketch bytes have invalid cells.")
+        state = cls(level, cells, sums[:2], sums[2:], ranges)
+        present = state._atom_present()
+        width = np.ldexp(1.0, -level)
+        for a in (0, 1):
+            lo, hi = ranges[present[a], 2 * a], ranges[present[a], 2 * a + 1]
+            c = cells[present[a]]
+            if not (
+                np.all(lo <= hi)
+                and np.all((lo >= 0) & (hi <= 1))
+                and np.all(cells_of(lo, level) == c)
+                and np.all(cells_of(hi, level) == c)
+            ):
+                raise ValueError("CalibrationSketch bytes have invalid atom ranges.")
+        if not np.all(present[0] | present[1]) or not width > 0:
+            raise ValueError("CalibrationSketch bytes have an empty cell.")
+        for a in (0, 1):
+            absent = ~present[a]
+            if not (
+                np.all(ranges[absent, 2 * a] == np.inf)
+                and np.all(ranges[absent, 2 * a + 1] == -np.inf)
+                and not np.any(sums[2 + a].nonzero()[absent])
+            ):
+                raise ValueError(
+                    "CalibrationSketch bytes have an empty atom with a range or moment."
+                )
+            if any(np.any(sums_overflow(x)) for x in (sums[a], sums[2 + a])):
+                raise ValueError("CalibrationSketch bytes have overflowing sums.")
+            mass = sums[a].to_float()[present[a]]
+            moment = sums[2 + a].to_float()[present[a]]
+            lo, hi = ranges[present[a], 2 * a], ranges[present[a], 2 * a + 1]
+            # the mean of an atom's predictions lies in its range (up to the
+            # rounding of the two sums and of the products)
+            slack = 4 * np.finfo(float).eps
+            with np.errstate(over="ignore", invalid="ignore"):
+                ok = np.all(moment <= mass * hi * (1 + slack)) and np.all(
+                    moment >= mass * lo * (1 - slack)
+                )
+            if not ok:
+                raise ValueError(
+                    "CalibrationSketch bytes have an atom whose mean lies outside "
+                    "its range."
+                )
+        return state
+
+
+def _stack(parts):
+    """Row-wise concatenation of ``ExactSums``."""
+    stacked, offset = _aligned(parts)
+    return ExactSums(np.concatenate(stacked, axis=0), offset)
+
+
+# --- compaction bounds ------------------------------------------------------------
+
+
+def _atoms(state):
+    """Per atom (negatives then positives): mass, |y - p| mass, spread, cell."""
+    present = state._atom_present()
+    mass, resid, spread, cell, lo, hi = [], [], [], [], [], []
+    for a in (0, 1):
+        keep = present[a]
+        m = state.masses[a].to_float()[keep]
+        s = state.moments[a].to_float()[keep]
+        mass.append(m)
+        resid.append(s if a == 0 else np.maximum(m - s, 0.0))
+        lo.append(state.ranges[keep, 2 * a])
+        hi.append(state.ranges[keep, 2 * a + 1])
+        spread.append(hi[-1] - lo[-1])
+        cell.append(state.cells[keep])
+    return [np.concatenate(x) for x in (mass, resid, spread, cell, lo, hi)]
+
+
+_SUPPORTED = (
+    "smooth_calibration_error",
+    "cutoff_calibration_error",
+    "binned_ece",
+    "soft_binned_cdl",
+    "calibration_decision_loss",
+    "calibration_fixed_decision_loss",
+    "maximum_swap_regret",
+    "lower_distance_to_calibration",
+)
+
+
+def _compacted_bound(state, name, options):
+    mass, resid, spread, cell, lo, hi = _atoms(state)
+    total = mass.sum()
+    moved = spread > 0
+    if name == "smooth_calibration_error":
+        return float((spread * resid).sum() / total)
+    if name == "cutoff_calibration_error":
+        if not moved.any():
+            return 0.0
+        per_cell = np.bincount(
+            np.unique(cell, return_inverse=True)[1], resid * moved
+        )
+        return float(2.0 * per_cell.max() / total)
+    if name == "binned_ece":
+        n_bins = options.get("n_bins", 15)
+        strategy = options.get("strategy", "uniform")
+        norm = options.get("norm", "l1")
+        if strategy != "uniform":
+            raise ValueError(
+                "binned_ece with strategy='quantile' is not supported on a "
+                "compacted CalibrationSketch (its bins depend on the moved "
+                "predictions); use uniform bins, or a sketch without max_size."
+            )
+        inner = np.arange(n_bins + 1)[1:-1] / n_bins
+        crossing = np.searchsorted(inner, lo, side="right") != np.searchsorted(
+            inner, hi, side="right"
+        )
+        if crossing.any() and norm != "l1":
+            raise ValueError(
+                f"binned_ece with norm={norm!r} is bounded on a compacted "
+                f"CalibrationSketch only when its bins are unions of the sketch's "
+                f"cells (n_bins a power of two at most 2**{state.level}); use "
+                "norm='l1' or such n_bins."
+            )
+        return float(2.0 * resid[crossing].sum() / total)
+    if name == "soft_binned_cdl":
+        m = options.get("m")
+        top = 1 << state.level
+        if m is not None:
+            if m & (m - 1) == 0 and m <= top:
+                return 0.0
+            raise ValueError(
+                f"soft_binned_cdl with m={m} is exact on a compacted "
+                f"CalibrationSketch only for a power of two at most 2**{state.level}, "
+                "and is not bounded otherwise."
+            )
+        levels = options.get("levels")
+        if levels is None:
+            from ..metrics._scdl import scdl_core
+
+            values, neg, pos = state.grouped()
+            G = GroupedStatistic(
+                values, neg.plus(pos).to_float(), pos.to_float()
+            )
+            levels = scdl_core(G, details=True)[1]["levels"]
+        if np.max(levels) <= top:
+            return 0.0
+        return float(np.ldexp(1.0, 1 - state.level))
+    if name in ("calibration_decision_loss", "calibration_fixed_decision_loss"):
+        moved_cells = np.unique(cell[moved])
+        return float(mass[np.isin(cell, moved_cells)].sum() / total)
+    if name == "maximum_swap_regret":
+        moved_cells = np.unique(cell[moved])
+        return float(mass[np.isin(cell, moved_cells)].sum())
+    if name == "lower_distance_to_calibration":
+        return float((mass * spread).sum() / total)
+    raise ValueError(
+        f"No compaction bound for {name!r}; bounded measures: {', '.join(_SUPPORTED)}."
+    )
