@@ -9,24 +9,37 @@ log-loss, Brier (``sum_k (p_k - 1{y = k})^2``), accuracy, top-label ECE
 ``(p_k, 1{y = k})``), top-label smCE and UC over the "comb" family.
 
 Methods: no recalibration; every skcal family at its defaults
-(``skcal <name>``); ``skcal auto`` (``AutoRecalibrator()``, the default of
-``RecalibratedClassifier``); scikit-learn's sigmoid, isotonic and
-temperature (``CalibratedClassifierCV(FrozenEstimator(...))``); and the peer
-packages that are installed (betacal, venn-abers, splinecalib:
-binary, one-vs-rest then normalised for more classes; dirichletcal's
-``FullDirichletCalibrator`` with ODIR, ``reg_lambda = reg_mu = 1e-3``).
+(``skcal <name>``); ``skcal auto`` (``AutoRecalibrator(random_state=0)``,
+the default of ``RecalibratedClassifier``); scikit-learn's sigmoid, isotonic
+and temperature (``CalibratedClassifierCV(FrozenEstimator(...))``); and the
+peer packages that are installed, each with its documented multiclass
+handling: betacal (binary; one-vs-rest then normalised, as in the beta
+calibration paper), venn-abers (``VennAbersCalibrator``, inductive; its
+default one-vs-one reduction), splinecalib (its own one-vs-rest, normalised),
+dirichletcal (``FullDirichletCalibrator``, ``reg_lambda = reg_mu = 1e-3``),
+netcal's BBQ (its own one-vs-all) and probmetrics' ``logistic`` (affine for
+2 classes, structured matrix scaling for more) and ``ts-mix``. Prototypes
+that are not skcal's (``auto-variant ...``): the candidate with the best
+out-of-fold score of the same auto fit, without the one-standard-error rule
+(``argmin``), and the same with structured matrix scaling as one more
+candidate (``argmin+sms``).
 
 The tables are paired over the splits: for "auto vs X" and a metric, the
 difference auto - X on each split, its mean and standard error; a win (or
 loss) when the mean is better (worse) than 0 by more than 2 standard
-errors, a tie otherwise. "best peer" is, per case, the peer (scikit-learn
-or another package) with the best mean on that metric.
+errors, a tie otherwise. "best peer" is, per case and metric, the peer
+(scikit-learn or another package) with the best mean.
 
-Data sets (bundled or generated, nothing is downloaded): breast_cancer,
-wine, iris, digits; make_classification with 2, 3, 5 and 10 classes
-(4,000 to 12,000 rows). Base models: GaussianNB, RandomForest (200 trees),
-HistGradientBoosting, and an MLP (200 units, alpha=0, 300 epochs, no early
-stopping: overfitted).
+Data sets (bundled or generated, nothing is downloaded): breast_cancer
+(569 rows, 2 classes), digits (1,797, 10), make_classification with 2, 3, 5
+and 10 classes (3,000 to 12,000 rows), make_hastie_10_2 (20,000 rows, 2
+classes), make_gaussian_quantiles (6,000 rows, 4 classes). Base models:
+GaussianNB, RandomForest (100 trees), HistGradientBoosting, and an MLP
+(100 units, alpha=0, 100 epochs, no early stopping: overfitted, capped so
+that a fit takes seconds).
+
+``--check-peers`` compares the peers that implement the same method as an
+skcal family against a reference (see ``check_peers``).
 
 Every (case, split) result is cached as JSON under ``--cache`` (default
 ``benchmarks/results/compare_cache``), so a run can be stopped and resumed,
@@ -46,6 +59,7 @@ import time
 import warnings
 
 import numpy as np
+import scipy
 import sklearn
 from sklearn.datasets import (
     load_breast_cancer,
@@ -689,7 +703,11 @@ def main():
     peer_names = [m for m in all_methods
                   if not m.startswith(("skcal", "auto-variant")) and m != "none"]
     print(f"skcal {skcal.__version__}, scikit-learn {sklearn.__version__}, numpy "
-          f"{np.__version__}, Python {platform.python_version()}; peers: {peer_names}")
+          f"{np.__version__}, scipy {scipy.__version__}, Python "
+          f"{platform.python_version()}; {platform.platform()}, {_cpu()}, "
+          f"{os.cpu_count()} logical CPUs")
+    print("peers: " + ", ".join(peer_names))
+    print("peer packages: " + ", ".join(_versions()))
     data = {name: load() for name, load in datasets(args.quick).items()}
     results = {}
     # split by split over every case, so that an interrupted run has every
@@ -697,18 +715,51 @@ def main():
     for split in range(splits):
         for data_name, (X, y) in data.items():
             for model_name, make_model in models(args.quick).items():
-                if args.cached_only and not os.path.exists(
-                        cache_path(args.cache, data_name, model_name, split)):
-                    continue
                 case = f"{data_name} / {model_name}"
+                path = cache_path(args.cache, data_name, model_name, split)
+                if args.cached_only:  # read only, compute nothing
+                    if os.path.exists(path):
+                        with open(path) as f:
+                            results.setdefault(case, []).append(json.load(f))
+                    continue
                 results.setdefault(case, []).append(run_case(
                     data_name, X, y, model_name, make_model, split, all_methods, args.cache))
-        print(f"done: split {split} ({time.strftime('%H:%M:%S')})", flush=True)
+        if not args.cached_only:
+            print(f"done: split {split} ({time.strftime('%H:%M:%S')})", flush=True)
     if args.cached_only:
         n = min(len(r) for r in results.values()) if results else 0
         results = {case: r[:n] for case, r in results.items() if len(r) >= n}
         splits = n
+        seconds = sum(r[m]["seconds"] for rs in results.values() for r in rs
+                      for m in r if not m.startswith("_"))
+        print(f"{sum(len(r) for r in results.values())} (case, split) results read; the "
+              f"recalibrators' fits took {seconds / 60:.1f} min of process time in all "
+              "(the base models' fits not counted)")
     tables(results, peer_names, splits)
+
+
+def _cpu():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def _versions():
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = []
+    for name in ("betacal", "venn-abers", "splinecalib", "dirichletcal", "netcal",
+                 "probmetrics"):
+        try:
+            out.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            out.append(f"{name} not installed")
+    return out
 
 
 if __name__ == "__main__":
