@@ -268,6 +268,28 @@ class DecisionTask:
         return y
 
 
+def _check_outcomes(y):
+    """Refuse labels other than the binary outcomes ``SCDLRounding.fit`` reads."""
+    y = column_or_1d(y, warn=True)
+    if y.dtype.kind == "b" or y.shape[0] == 0:
+        return
+    try:
+        classes = np.unique(y)
+        usual = (
+            y.dtype.kind in "iuf"
+            and (np.all(np.isin(classes, [0, 1])) or np.all(np.isin(classes, [-1, 1])))
+        )
+    except TypeError:  # labels of mixed types
+        classes, usual = np.asarray(sorted(set(map(str, y)))), False
+    if not usual:
+        shown = classes[:5].tolist() + (["..."] if classes.shape[0] > 5 else [])
+        raise ValueError(
+            f"y must hold binary outcomes with positive class 1 ({{0, 1}}, "
+            f"{{-1, 1}} or booleans), got the labels {shown}; pass "
+            "y == positive_label for other labels."
+        )
+
+
 def _check_indices(values, n_values, name, bound_name):
     """1-D integer indices in ``{0, ..., n_values - 1}``, as ``intp``."""
     v = column_or_1d(np.asarray(values), warn=False)
@@ -478,9 +500,15 @@ class SCDLRounding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 "SCDLRounding requires y to be passed, but the target y is None."
             )
         _check_feature_names(self, X, reset=True)
-        y, p, w = check_binary_calibration_input(
-            y, X, sample_weight, multiclass="raise"
-        )
+        self._check_prob(X)  # names X and says what shapes it takes
+        _check_outcomes(y)
+        try:
+            y, p, w = check_binary_calibration_input(
+                y, X, sample_weight, multiclass="raise"
+            )
+        except ValueError as exc:  # the measures' names for fit's arguments
+            message = str(exc).replace("y_true", "y").replace("y_prob", "X")
+            raise ValueError(message) from None
         if rounding == "floor":
             scdl, m_star, scdl_m = _hard_binned_scdl(y, p, w)
             if m != "auto":
@@ -884,7 +912,10 @@ class RoundedResponseClassifier(_HeldOutProbaMetaEstimator):
         outcome = np.searchsorted(self.classes_, y)
         outcome = np.minimum(outcome, 1)
         if not np.all(self.classes_[outcome] == y):
-            raise ValueError(f"y has labels outside classes_ {self.classes_.tolist()}.")
+            unknown = np.setdiff1d(y, self.classes_)[:5].tolist()
+            raise ValueError(
+                f"y has labels {unknown} outside classes_ {self.classes_.tolist()}."
+            )
         w = check_sample_weight(sample_weight, y.shape[0])
         utility = (action_proba @ self.task_.utility)[np.arange(y.shape[0]), outcome]
         return float(np.average(utility, weights=w))

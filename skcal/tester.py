@@ -33,6 +33,7 @@ from ._validation import (
     canonical_weights,
     check_binary_calibration_input,
     power_of_two_scale,
+    user_stacklevel,
 )
 from .measures import MEASURE_CLASSES, UtilityCalibrationError, _CalibrationMeasure
 from .metrics._ldtc import grid_points
@@ -855,7 +856,7 @@ default=None
                     f"{_THEOREMS[method]} at epsilon={self.epsilon:g}: it "
                     f"holds for epsilon >= {min_epsilon:.4g}.",
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=user_stacklevel(),
                 )
             null, p_value = None, None
             calibrated = bool(statistic <= threshold)
