@@ -674,7 +674,18 @@ def unique_labels(y, name="y_true"):
     try:
         return np.unique(y)
     except TypeError:
-        kinds = sorted({type(v).__name__ for v in y.tolist()})
+        values = y.tolist()
+        missing = sum(
+            v is None or type(v).__name__ == "NAType" or (isinstance(v, float) and v != v)
+            for v in values
+        )
+        if missing:
+            # None, NaN or pd.NA among labels (a pandas column with gaps)
+            raise TypeError(
+                f"{name} has {missing} missing label{'s' if missing > 1 else ''} "
+                "(None, NaN or pd.NA); drop those rows or fill them first."
+            ) from None
+        kinds = sorted({type(v).__name__ for v in values})
         raise TypeError(
             f"{name} mixes labels of different types ({', '.join(kinds)}); "
             "use labels of a single type (all strings or all numbers)."

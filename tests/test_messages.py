@@ -154,3 +154,13 @@ def test_warnings_point_at_the_callers_line():
         ),
         "too few for the guarantee",
     )
+
+
+def test_interval_of_a_weighted_sketch_says_what_to_pass():
+    # the tester's advice ("Test sketches of unweighted rows") reached interval()
+    from skcal import CalibrationSketch, SmoothCalibrationError
+
+    sketch = CalibrationSketch([0, 1, 1], [0.2, 0.6, 0.9], [1.0, 2.0, 1.0])
+    message = _message(lambda: SmoothCalibrationError().interval(sketch, n_resamples=20))
+    assert "Pass the arrays themselves" in message, message
+    assert "Test sketches" not in message, message
