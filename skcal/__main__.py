@@ -37,6 +37,10 @@ how the file is read:
   CSV (UTF-8, a byte order mark is skipped) is read in blocks with the
   standard library, in memory bounded by a chunk of rows plus a sketch of
   the distinct predictions; a line (or cell) longer than 1 MiB is refused.
+  The sketch grows with the number of distinct predictions (about 24 bytes
+  each, 48 with --weight), not of rows: round continuous scores to keep it
+  small. With --weight of unequal weights and --html, every row of a file
+  over 2**20 rows is kept (24 bytes a row): the page's test redraws each row.
   Labels that are all numbers are classes by value, in numeric order (1, 2,
   10); true/false labels are booleans; other labels are text, in text order.
   With several --proba columns, each column's class is read off its name

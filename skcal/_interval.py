@@ -308,7 +308,14 @@ def _binary_cells(measure, y_true, y_prob, sample_weight, params):
             except ValueError as exc:
                 raise ValueError(
                     "An interval resamples the rows a sketch summarises: "
-                    + str(exc).replace("tester's null", "interval's resampling")
+                    + str(exc)
+                    .replace("tester's null", "interval's resampling")
+                    .replace("to test it", "to take its interval")
+                    .replace(
+                        "Test sketches of unweighted (or equally weighted) rows.",
+                        "Pass the arrays themselves, or a sketch of unweighted (or "
+                        "equally weighted) rows.",
+                    )
                 ) from None
         else:
             # any other summary: its weights are counts of unit-weight rows,

@@ -25,6 +25,7 @@ from sklearn.utils.metadata_routing import (
 from sklearn.utils.validation import has_fit_parameter
 
 from ._compat import _raise_for_params, _routing_enabled
+from ._validation import user_stacklevel
 
 __all__ = ["HeldOutProbaMetaEstimator", "check_cv_param"]
 
@@ -102,7 +103,7 @@ class HeldOutProbaMetaEstimator(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
                 warnings.warn(
                     f"{type(base).__name__} does not accept sample_weight; the "
                     f"weights are only used {what}.",
-                    stacklevel=3,
+                    stacklevel=user_stacklevel(),
                 )
         return params
 

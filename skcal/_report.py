@@ -148,14 +148,18 @@ def calibration_summary(
     if p is None:  # a sketch: everything from the grouped statistic
         sketch = y
         G = sketch.grouped_statistic()
-        try:
-            _, c = sketch._null_counts()
-        except ValueError as exc:
-            raise ValueError(
-                "The sketch must be exact and hold rows of one weight: the "
-                f"calibrated null redraws each row's outcome ({exc})"
-            ) from None
-        cells = _Cells(G, c * _neg(G), c * np.asarray(G.positives, np.float64))
+        squared = getattr(sketch, "squared_weights", None)  # unequal weights
+        if squared is not None:
+            cells = _Cells(G, *squared)
+        else:
+            try:
+                _, c = sketch._null_counts()
+            except ValueError as exc:
+                raise ValueError(
+                    "The sketch must be exact and hold rows of one weight: the "
+                    f"calibrated null redraws each row's outcome ({exc})"
+                ) from None
+            cells = _Cells(G, c * _neg(G), c * np.asarray(G.positives, np.float64))
         values = {key: float(m._function(sketch)) for key, m in objects.items()}
         n = sketch.n_samples
     else:
@@ -653,6 +657,7 @@ def run_report(args, out=print, err=None):
             args.weight,
             args.classes,
             args.pos_label,
+            keep_weighted_rows=bool(args.html),  # the page's tester redraws each row
         )
     except ReportInputError as exc:
         return fail(exc)

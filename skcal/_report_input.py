@@ -13,9 +13,13 @@ column stands for, is only known once every label has been seen. The second
 pass turns each chunk into binary (or top-label) outcomes, predictions and
 weights and feeds a :class:`~skcal.sketch.CalibrationSketch`. The rows
 themselves are kept only while there are at most ``IN_MEMORY_ROWS`` of them
-(then the report is computed on them exactly as before), or when the weights
-differ (the calibrated null of weighted rows needs every row's weight: 24
-bytes a row are kept).
+(then the report is computed on them exactly as before), or when the caller
+asks for them (the HTML page's tester redraws each weighted row). For rows of
+unequal weights the sketch also sums, per distinct prediction, the squared
+weights of positive and negative rows (:class:`WeightedSketch`): the report's
+calibrated null and bootstrap read only those sums, not the rows. Memory is
+then one chunk plus the sketch, which grows with the number of distinct
+predictions (about 48 bytes each), not with the number of rows.
 """
 
 import csv
@@ -24,7 +28,7 @@ import os
 
 import numpy as np
 
-from ._validation import check_binary_calibration_input
+from ._validation import check_binary_calibration_input, power_of_two_scale
 from .sketch import CalibrationSketch
 
 __all__ = ["ReportInputError", "read_report_input", "safe_text"]
@@ -38,6 +42,63 @@ MAX_LABELS = 10_000  # distinct spellings of labels accepted in the label column
 
 _BOM = b"\xef\xbb\xbf"
 _TRUE_FALSE = {"true": True, "false": False}
+
+
+class WeightedSketch(CalibrationSketch):
+    """An exact sketch of rows of unequal weights, with their squared weights.
+
+    ``squared_weights`` is ``(neg2, pos2)``: for each value of
+    ``grouped_statistic().values``, the sums of the squared weights of its
+    negative and positive rows, which the report's calibrated null and
+    bootstrap need beside the grouped statistic (set by
+    :func:`read_report_input` once every row is in).
+    """
+
+    squared_weights = None
+
+
+class _SquaredWeights:
+    """Sums of squared weights per distinct prediction, merged chunk by chunk.
+
+    Chunks are summarised (``np.unique`` and two bincounts) and merged into the
+    running sums once the pending summaries outgrow them, so the work is
+    ``O(n log n)`` and the memory a few float64 per distinct prediction.
+    """
+
+    def __init__(self):
+        self.values = np.zeros(0)
+        self.sums = np.zeros((2, 0))  # rows: negatives, positives
+        self.pending = []
+        self.pending_size = 0
+
+    def add(self, y, p, w):
+        values, index = np.unique(p, return_inverse=True)
+        w2 = w * w
+        pos2 = np.bincount(index, w2 * y, values.shape[0])
+        neg2 = np.bincount(index, w2 * (1.0 - y), values.shape[0])
+        self.pending.append((values, np.vstack([neg2, pos2])))
+        self.pending_size += values.shape[0]
+        if self.pending_size > max(self.values.shape[0], 1 << 12):
+            self._merge()
+
+    def _merge(self):
+        if not self.pending:
+            return
+        values = np.concatenate([self.values, *(v for v, _ in self.pending)])
+        sums = np.concatenate([self.sums, *(s for _, s in self.pending)], axis=1)
+        self.values, index = np.unique(values, return_inverse=True)
+        self.sums = np.vstack(
+            [np.bincount(index, row, self.values.shape[0]) for row in sums]
+        )
+        self.pending, self.pending_size = [], 0
+
+    def aligned(self, values):
+        """``(neg2, pos2)`` at ``values`` (the sketch's distinct predictions)."""
+        self._merge()
+        at = np.searchsorted(self.values, values)
+        if not np.array_equal(self.values[np.minimum(at, len(self.values) - 1)], values):
+            raise AssertionError("the squared weights miss a prediction of the sketch")
+        return self.sums[0, at], self.sums[1, at]
 
 
 class ReportInputError(ValueError):
@@ -701,7 +762,8 @@ class ReportInput:
     """
 
 
-def read_report_input(path, label, proba, weight=None, classes=None, pos_label=None):
+def read_report_input(path, label, proba, weight=None, classes=None, pos_label=None,
+                      keep_weighted_rows=False):
     """Read, check and summarise a file of predictions in bounded memory.
 
     Parameters
@@ -711,6 +773,9 @@ def read_report_input(path, label, proba, weight=None, classes=None, pos_label=N
     label, proba, weight, classes, pos_label
         As the command line options ``--label``, ``--proba``, ``--weight``,
         ``--classes`` and ``--pos-label``.
+    keep_weighted_rows : bool, default=False
+        Keep the rows of a file of unequal weights, however many (24 bytes a
+        row), instead of summarising them in a :class:`WeightedSketch`.
 
     Returns
     -------
@@ -749,7 +814,7 @@ def read_report_input(path, label, proba, weight=None, classes=None, pos_label=N
     # first pass: shapes, labels, weights
     spellings = set()
     n = 0
-    w_first, w_equal, w_total = None, True, 0.0
+    w_first, w_equal, w_total, w_max = None, True, 0.0, 0.0
     for first_row, labels, cells in chunks(path, label, proba, weight):
         n += len(labels)
         for i, s in enumerate(labels):
@@ -770,6 +835,8 @@ def read_report_input(path, label, proba, weight=None, classes=None, pos_label=N
             if w_first is None and w.size:
                 w_first = float(w[0])
             w_equal = w_equal and bool(np.all(w == w_first))
+            if w.size:
+                w_max = max(w_max, float(w.max()))
             with np.errstate(over="ignore"):
                 w_total += float(w.sum())
     if n == 0:
@@ -812,10 +879,22 @@ def read_report_input(path, label, proba, weight=None, classes=None, pos_label=N
         else:
             target = {s: where[labels.key_of[s]] for s in spellings}
 
+    # weights times the power of two that brings the largest into [1, 2):
+    # exact, and no measure depends on the scale, but the report's sums of
+    # squared weights underflow for tiny weights (2**-600) and overflow for
+    # huge ones
+    w_scale = power_of_two_scale(w_max) if weight is not None else 0
+
     # second pass: outcomes and predictions, into the rows (while they are
     # few, or weighted unequally) or else into the sketch
-    use_sketch = w_equal and n > IN_MEMORY_ROWS
-    sketch = CalibrationSketch() if use_sketch else None
+    use_sketch = n > IN_MEMORY_ROWS and (w_equal or not keep_weighted_rows)
+    squares = None if w_equal else _SquaredWeights()
+    if not use_sketch:
+        sketch = None
+    elif w_equal:
+        sketch = CalibrationSketch()
+    else:
+        sketch = WeightedSketch()
     kept = []
     for first_row, chunk_labels, cells in chunks(path, label, proba, weight):
         P = np.column_stack(
@@ -825,6 +904,8 @@ def read_report_input(path, label, proba, weight=None, classes=None, pos_label=N
         w = None
         if weight is not None:
             w = _floats(name, weight, "--weight", first_row, cells[weight])
+            if w_scale:
+                w = np.ldexp(w, w_scale)
         if len(proba) <= 2:
             y = np.fromiter(
                 (target[s] for s in chunk_labels), dtype=bool, count=len(chunk_labels)
@@ -844,11 +925,15 @@ def read_report_input(path, label, proba, weight=None, classes=None, pos_label=N
                 sketch.update(y, p, w)
             except ValueError as exc:
                 raise ReportInputError(f"{name}: {safe_text(exc)}") from None
+            if squares is not None:
+                squares.add(y, p, w)
         else:
             kept.append((y, p, w))
     data = ReportInput()
     data.n, data.sketch, data.notes = n, sketch, notes
     data.y = data.p = data.w = None
+    if use_sketch and squares is not None:
+        sketch.squared_weights = squares.aligned(sketch.grouped_statistic().values)
     if not use_sketch:
         y = np.concatenate([k[0] for k in kept])
         p = np.concatenate([k[1] for k in kept])

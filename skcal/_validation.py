@@ -8,12 +8,35 @@ is ever written to, clipped, renormalised or dropped.
 """
 
 import numbers
+import os
+import sys
 
 import numpy as np
+import sklearn
 from scipy import sparse
 from sklearn.utils import check_array, column_or_1d
 
 from ._kernels._binning import checked_top_label
+
+# Frames in these directories are skcal's or scikit-learn's, never the user's.
+_LIBRARY_DIRS = tuple(
+    os.path.dirname(os.path.abspath(path)) + os.sep for path in (__file__, sklearn.__file__)
+)
+
+
+def user_stacklevel():
+    """``stacklevel`` for ``warnings.warn`` that points at the user's line.
+
+    Counts the frames of skcal and scikit-learn (``fit`` wrappers such as
+    ``_fit_context`` and ``set_output``) between the function that warns and
+    the first frame outside them, so the warning names the caller's line
+    whichever public method was called.
+    """
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_LIBRARY_DIRS):
+        frame = frame.f_back
+        level += 1
+    return level
 
 __all__ = [
     "check_binary_calibration_input",
@@ -651,7 +674,18 @@ def unique_labels(y, name="y_true"):
     try:
         return np.unique(y)
     except TypeError:
-        kinds = sorted({type(v).__name__ for v in y.tolist()})
+        values = y.tolist()
+        missing = sum(
+            v is None or type(v).__name__ == "NAType" or (isinstance(v, float) and v != v)
+            for v in values
+        )
+        if missing:
+            # None, NaN or pd.NA among labels (a pandas column with gaps)
+            raise TypeError(
+                f"{name} has {missing} missing label{'s' if missing > 1 else ''} "
+                "(None, NaN or pd.NA); drop those rows or fill them first."
+            ) from None
+        kinds = sorted({type(v).__name__ for v in values})
         raise TypeError(
             f"{name} mixes labels of different types ({', '.join(kinds)}); "
             "use labels of a single type (all strings or all numbers)."
@@ -721,15 +755,22 @@ def _usual_binary_labels(seen):
     return None
 
 
-def resolve_labels(y, labels, n_columns, proba_name="y_prob"):
-    """The class of each probability column: ``labels`` checked, or inferred from ``y``."""
+def resolve_labels(y, labels, n_columns, proba_name="y_prob", y_name="y_true",
+                   one_d=False):
+    """The class of each probability column: ``labels`` checked, or inferred from ``y``.
+
+    ``proba_name`` and ``y_name`` are the caller's names for the arguments;
+    ``one_d`` says that the caller passed a 1-D array, read as the second of two
+    columns, so that the messages describe what the caller passed.
+    """
+    shape = (
+        f"{proba_name} is 1-D (the probability of the second of 2 classes)"
+        if one_d else f"{proba_name} has {n_columns} columns"
+    )
     if labels is not None:
         classes = column_or_1d(np.asarray(labels), warn=False)
         if classes.shape[0] != n_columns:
-            raise ValueError(
-                f"labels has {classes.shape[0]} entries but {proba_name} has "
-                f"{n_columns} columns."
-            )
+            raise ValueError(f"labels has {classes.shape[0]} entries but {shape}.")
         if np.unique(classes).shape[0] != classes.shape[0]:
             raise ValueError("labels has repeated entries.")
         order = np.argsort(classes, kind="stable")
@@ -748,7 +789,7 @@ def resolve_labels(y, labels, n_columns, proba_name="y_prob"):
     # and guessing reads labels as the wrong columns. scikit-learn's log_loss
     # refuses this input too.
     raise ValueError(
-        f"y_true has {classes.shape[0]} distinct labels and {proba_name} has "
-        f"{n_columns} columns, so the class of each column is ambiguous; pass "
+        f"{y_name} has {classes.shape[0]} distinct labels and {shape}, so "
+        "the class of each column is ambiguous; pass "
         "labels= (the estimator's classes_) to say which class each column is."
     )

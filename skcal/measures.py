@@ -12,6 +12,7 @@ from sklearn.base import BaseEstimator
 
 from . import metrics
 from ._scorer import CalibrationScorer
+from ._validation import power_of_two_scale
 from .metrics._cdl import cdl_core
 from .metrics._cutoff import cutoff_core
 from .metrics._ece import ece_core
@@ -28,6 +29,31 @@ __all__ = [
     "SoftBinnedCDL",
     "UtilityCalibrationError",
 ]
+
+
+def _weights_on_scale(sample_weight):
+    """In-memory weights times the power of two that brings the largest into [1, 2).
+
+    An interval sums squared weights (the effective sample size, the
+    bootstrap cells), which underflow for subnormal weights and overflow for
+    huge ones; the scaling is exact and every measure depends on the weights
+    only through ``w / sum(w)``, so the interval does not depend on their
+    scale. Anything else (None, Dask input, weights the validator will refuse)
+    is returned as given, for the validator and its messages.
+    """
+    if sample_weight is None or hasattr(sample_weight, "__dask_graph__"):
+        return sample_weight
+    try:
+        w = np.asarray(sample_weight)
+    except Exception:  # noqa: BLE001 - the validator says what is wrong
+        return sample_weight
+    if w.ndim != 1 or w.shape[0] == 0 or w.dtype.kind not in "uif":
+        return sample_weight
+    w = w.astype(np.float64)  # a copy: the caller's array is not touched
+    if not (np.all(np.isfinite(w)) and w.min() >= 0):
+        return sample_weight
+    e = power_of_two_scale(w.max())
+    return np.ldexp(w, e) if e else sample_weight
 
 
 class _CalibrationMeasure(BaseEstimator):
@@ -209,7 +235,7 @@ class _CalibrationMeasure(BaseEstimator):
             self,
             y_true,
             y_prob,
-            sample_weight=sample_weight,
+            sample_weight=_weights_on_scale(sample_weight),
             confidence=confidence,
             method=method,
             n_resamples=n_resamples,

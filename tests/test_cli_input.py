@@ -519,11 +519,12 @@ def test_sketch_path_equals_the_rows(tmp_path, capsys, monkeypatch):
 
 
 def test_files_that_fit_give_the_numbers_of_the_rows(tmp_path, capsys, monkeypatch):
-    # up to IN_MEMORY_ROWS (and for unequal weights always) the report is
-    # computed on the rows, as before this change: same draws, same numbers
+    # up to IN_MEMORY_ROWS the report is computed on the rows, as before this
+    # change: same draws, same numbers (larger files of unequal weights: see
+    # test_weighted_files_are_read_into_a_sketch)
     monkeypatch.setattr(report_input, "CHUNK_ROWS", 64)
     monkeypatch.setattr(report_input, "IN_MEMORY_ROWS", 400)
-    for n, seed in [(300, 10), (900, 11)]:
+    for n, seed in [(300, 10), (400, 11)]:
         path = tmp_path / f"f{seed}.csv"
         y, p, w = _grid_file(
             path, n, seed=seed, weights=lambda rng, n: rng.uniform(0.5, 2, size=n)
@@ -541,6 +542,79 @@ def test_files_that_fit_give_the_numbers_of_the_rows(tmp_path, capsys, monkeypat
         assert data["measures"] == json.loads(json.dumps(expected["measures"]))
         assert data["test"] == json.loads(json.dumps(expected["test"]))
         assert data["gate"] == json.loads(json.dumps(expected["gate"]))
+
+
+def test_weighted_files_are_read_into_a_sketch(tmp_path, capsys, monkeypatch):
+    # case 11 for --weight: over IN_MEMORY_ROWS rows of unequal weights the
+    # rows were kept (24 bytes a row); now a sketch with each prediction's
+    # squared weights, which must equal what the report computes from the rows
+    from skcal._grouped import group
+    from skcal._report import _row_cells
+
+    monkeypatch.setattr(report_input, "CHUNK_ROWS", 64)
+    monkeypatch.setattr(report_input, "IN_MEMORY_ROWS", 400)
+    for n, seed, weights in [
+        (900, 11, lambda rng, n: rng.uniform(0.5, 2, size=n)),
+        (1000, 12, lambda rng, n: rng.integers(0, 4, size=n) * 2.0**-600),  # zeros too
+        (700, 13, lambda rng, n: np.where(rng.uniform(size=n) < 0.5, 1.0, 3.0)),
+    ]:
+        path = tmp_path / f"w{seed}.csv"
+        y, p, w = _grid_file(path, n, seed=seed, weights=weights)
+        data = report_input.read_report_input(path, "y", ["p"], weight="w")
+        assert data.y is None and isinstance(data.sketch, report_input.WeightedSketch)
+        G = data.sketch.grouped_statistic()
+        # the reader brings the weights to the scale of the measures (largest
+        # in [1, 2)): exact, and squares of 2**-600 no longer underflow to 0
+        w_read = np.ldexp(w, 1 - np.frexp(w.max())[1])
+        rows = _row_cells(group(y.astype(float), p, w_read), y.astype(float), p, w_read)
+        assert np.all(rows.neg2 + rows.pos2 > 0)
+        assert np.array_equal(G.values, rows.G.values)
+        for got, want in zip(data.sketch.squared_weights, (rows.neg2, rows.pos2)):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+        status, out, err = _run(
+            [path, "--label", "y", "--proba", "p", "--weight", "w", "--json",
+             "--resamples", "20"],
+            capsys,
+        )
+        assert status == 0, err
+        summary = json.loads(out)
+        expected = calibration_summary(y.astype(float), p, w, n_resamples=0)
+        for key, entry in summary["measures"].items():
+            assert entry["value"] == pytest.approx(expected["measures"][key]["value"],
+                                                   rel=1e-12, abs=1e-15)
+            assert entry["low"] <= entry["value"] <= entry["high"] or key == "cdl"
+        # --html keeps the rows: the page's tester redraws each weighted row
+        data = report_input.read_report_input(
+            path, "y", ["p"], weight="w", keep_weighted_rows=True
+        )
+        assert data.sketch is None and data.w.shape == (n,)
+
+
+def test_weighted_memory_stays_within_a_chunk_and_the_sketch(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(report_input, "BLOCK_BYTES", 1 << 14)
+    monkeypatch.setattr(report_input, "CHUNK_ROWS", 500)
+    monkeypatch.setattr(report_input, "IN_MEMORY_ROWS", 1000)
+    weights = lambda rng, n: rng.integers(1, 9, size=n) / 4  # noqa: E731
+    small = tmp_path / "small.csv"
+    _grid_file(small, 3000, seed=7, weights=weights)
+    argv = ["--label", "y", "--proba", "p", "--weight", "w", "--resamples", "3", "--json"]
+    _run([small, *argv], capsys)
+    peaks, sizes = [], []
+    for n in (20_000, 100_000):
+        path = tmp_path / f"big{n}.csv"
+        _grid_file(path, n, seed=7, weights=weights)
+        sizes.append(path.stat().st_size)
+        tracemalloc.start()
+        try:
+            status, out, err = _run([path, *argv], capsys)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        assert status == 0, err
+        assert json.loads(out)["n"] == n
+    # kept rows would add 24 bytes a row (1.9 MB from 20,000 to 100,000 rows)
+    assert peaks[1] < peaks[0] + 8 * (100_000 - 20_000), (peaks, sizes)
+    assert peaks[1] < sizes[1], (peaks, sizes)
 
 
 def test_help_documents_exit_statuses(tmp_path):

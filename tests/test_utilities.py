@@ -363,7 +363,7 @@ def test_bad_parameters(make, error, match):
 @pytest.mark.parametrize(
     "utility, match",
     [
-        (Linear([1, 0]), "2 payoffs but y_prob has 3 columns"),
+        (Linear([1, 0]), "2 payoffs but the predicted probabilities have 3 columns"),
         (Rank([1, 0, 0, 0]), "4 rank payoffs"),
         (ClassWise(3), "at least 4 classes"),
         (TopK(4), "at least 4 classes"),

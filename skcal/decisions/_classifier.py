@@ -329,7 +329,10 @@ class RoundedResponseClassifier(HeldOutProbaMetaEstimator):
         outcome = np.searchsorted(self.classes_, y)
         outcome = np.minimum(outcome, 1)
         if not np.all(self.classes_[outcome] == y):
-            raise ValueError(f"y has labels outside classes_ {self.classes_.tolist()}.")
+            unknown = np.setdiff1d(y, self.classes_)[:5].tolist()
+            raise ValueError(
+                f"y has labels {unknown} outside classes_ {self.classes_.tolist()}."
+            )
         w = check_sample_weight(sample_weight, y.shape[0])
         utility = (action_proba @ self.task_.utility)[np.arange(y.shape[0]), outcome]
         return float(np.average(utility, weights=w))

@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils import check_array, check_random_state
+from sklearn.utils import check_array, check_random_state, column_or_1d
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _check_feature_names, _fit_context
@@ -217,9 +217,15 @@ class SCDLRounding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 "SCDLRounding requires y to be passed, but the target y is None."
             )
         _check_feature_names(self, X, reset=True)
-        y, p, w = check_binary_calibration_input(
-            y, X, sample_weight, multiclass="raise"
-        )
+        self._check_prob(X)  # names X and says what shapes it takes
+        _check_outcomes(y)
+        try:
+            y, p, w = check_binary_calibration_input(
+                y, X, sample_weight, multiclass="raise"
+            )
+        except ValueError as exc:  # the measures' names for fit's arguments
+            message = str(exc).replace("y_true", "y").replace("y_prob", "X")
+            raise ValueError(message) from None
         if rounding == "floor":
             scdl, m_star, scdl_m = _hard_binned_scdl(y, p, w)
             if m != "auto":
@@ -323,3 +329,25 @@ class SCDLRounding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         tags.input_tags.positive_only = True
         tags.target_tags.required = True
         return tags
+
+
+def _check_outcomes(y):
+    """Refuse labels other than the binary outcomes ``SCDLRounding.fit`` reads."""
+    y = column_or_1d(y, warn=True)
+    if y.dtype.kind == "b" or y.shape[0] == 0:
+        return
+    try:
+        classes = np.unique(y)
+        usual = (
+            y.dtype.kind in "iuf"
+            and (np.all(np.isin(classes, [0, 1])) or np.all(np.isin(classes, [-1, 1])))
+        )
+    except TypeError:  # labels of mixed types
+        classes, usual = np.asarray(sorted(set(map(str, y)))), False
+    if not usual:
+        shown = classes[:5].tolist() + (["..."] if classes.shape[0] > 5 else [])
+        raise ValueError(
+            f"y must hold binary outcomes with positive class 1 ({{0, 1}}, "
+            f"{{-1, 1}} or booleans), got the labels {shown}; pass "
+            "y == positive_label for other labels."
+        )

@@ -79,10 +79,11 @@ def check_multiclass_input(y_true, y_prob, sample_weight=None, labels=None):
     check_same_length(y, P, "y_prob")
     w = check_sample_weight(sample_weight, y.shape[0])
     check_probability_matrix(P, name="y_prob", input_dtype=input_dtype)
-    if P.ndim == 1:
+    one_d = P.ndim == 1
+    if one_d:
         # binary: the probability of the second class, as predict_proba[:, 1]
         P = np.column_stack([1.0 - P, P])
-    classes = resolve_labels(y, labels, P.shape[1], proba_name="y_prob")
+    classes = resolve_labels(y, labels, P.shape[1], proba_name="y_prob", one_d=one_d)
     index = label_positions(classes, y)
     return index.astype(np.intp), P, w
 

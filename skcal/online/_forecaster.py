@@ -316,7 +316,12 @@ class OnlineMSRForecaster(BaseEstimator):
                     f"outcomes must be 1-d or a callable, got shape {seq.shape}."
                 )
             if seq.dtype.kind not in "biuf" or not np.all((seq == 0) | (seq == 1)):
-                raise ValueError("outcomes must contain only 0 and 1.")
+                bad = seq[:5]
+                if seq.dtype.kind in "biuf":
+                    bad = seq[~((seq == 0) | (seq == 1))][:5]
+                raise ValueError(
+                    f"outcomes must contain only 0 and 1, got {bad.tolist()}."
+                )
             if n_rounds is None:
                 n_rounds = seq.shape[0]
             adversary = None

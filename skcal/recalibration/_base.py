@@ -93,7 +93,9 @@ class BaseRecalibrator(ClassifierMixin, BaseEstimator):
                 f"X and y have inconsistent numbers of samples: {P.shape[0]} and "
                 f"{y.shape[0]}."
             )
-        classes = resolve_labels(y, self.labels, P.shape[1], proba_name="X")
+        classes = resolve_labels(
+            y, self.labels, P.shape[1], proba_name="X", y_name="y", one_d=one_d
+        )
         index = label_positions(classes, y).astype(np.intp)
         w = check_sample_weight(sample_weight, P.shape[0])
         self.classes_ = classes

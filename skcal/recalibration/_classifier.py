@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexab
 
 from .._compat import Interval, _fit_context
 from .._meta import HeldOutProbaMetaEstimator
-from .._validation import check_sample_weight
+from .._validation import check_sample_weight, user_stacklevel
 from ._auto import AutoRecalibrator
 from ._base import BaseRecalibrator
 from ._common import (
@@ -298,7 +298,9 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
         elif isinstance(recalibrator, str):
             raise ValueError(
                 f"recalibrator must be 'auto', None, an object with fit(P, y) and "
-                f"predict_proba(P) or a list of them, got {recalibrator!r}."
+                f"predict_proba(P) or a list of them, got {recalibrator!r}; for one "
+                "family by name use AutoRecalibrator(candidates=[name]), e.g. "
+                f"recalibrator=AutoRecalibrator(candidates=[{recalibrator!r}])."
             )
         elif isinstance(recalibrator, (list, tuple)):
             if len(recalibrator) == 0:
@@ -352,7 +354,8 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
             if classes.shape[0] < 2:
                 raise ValueError(
                     "RecalibratedClassifier needs at least 2 classes in y, got "
-                    f"{classes.shape[0]} class."
+                    f"{classes.shape[0]} class"
+                    + (f" ({classes.tolist()[0]!r})." if classes.shape[0] else ".")
                 )
             index = encoder.transform(y)
             self.estimator_, held_out = self._held_out_proba(
@@ -375,7 +378,7 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
             warnings.warn(
                 f"{type(self.recalibrator_).__name__}.fit does not accept "
                 "sample_weight; the recalibrator is fitted without weights.",
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
         fit_recalibrator(self.recalibrator_, held_out, index, sample_weight)
         self.classes_ = classes

@@ -32,6 +32,7 @@ from .._validation import (
     check_sample_weight,
     label_positions,
     resolve_labels,
+    user_stacklevel,
 )
 from ..metrics import utility_calibration_error
 from ..utilities._families import members, resolve_utility
@@ -395,12 +396,14 @@ callable, default=None
             array, name, input_dtype, n_columns, type(self).__name__
         )
 
-    def _encode_y(self, y, n_columns):
+    def _encode_y(self, y, n_columns, one_d=False):
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
         # the class of each column: labels, or the distinct labels of y when
         # all are present; a class absent from y makes the columns ambiguous
-        classes = resolve_labels(y, self.labels, n_columns, proba_name="X")
+        classes = resolve_labels(
+            y, self.labels, n_columns, proba_name="X", y_name="y", one_d=one_d
+        )
         return classes, label_positions(classes, y).astype(np.intp)
 
     # -- fitting -------------------------------------------------------------
@@ -515,7 +518,7 @@ callable, default=None
         if y.shape[0] != n:
             raise ValueError(f"X has {n} rows but y has {y.shape[0]} elements.")
         w = check_sample_weight(sample_weight, n)
-        classes, y_index = self._encode_y(y, C)
+        classes, y_index = self._encode_y(y, C, one_d)
         utilities = members(family, C)
         P, self.init_ = self._start(P, y_index, w)
 
@@ -618,7 +621,7 @@ callable, default=None
                 f"it from a total weight of {needed}; pass a smaller tol to "
                 "patch anyway.",
                 UserWarning,
-                stacklevel=4,  # _fit, fit, scikit-learn's fit context, the caller
+                stacklevel=user_stacklevel(),
             )
         if val_rows is not None:
             # keep the patches up to the best held-out Brier score

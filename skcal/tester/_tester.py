@@ -23,6 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions, _fit_context
 from .._validation import (
     MAX_SIZE,
+    user_stacklevel,
 )
 from ..measures import UtilityCalibrationError, _CalibrationMeasure
 from ..metrics._ldtc import grid_points
@@ -597,7 +598,7 @@ default=None
                     f"{_THEOREMS[method]} at epsilon={self.epsilon:g}: it "
                     f"holds for epsilon >= {min_epsilon:.4g}.",
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=user_stacklevel(),
                 )
             null, p_value = None, None
             calibrated = bool(statistic <= threshold)

@@ -144,7 +144,8 @@ def check_square(value, name, owner, n_classes):
 def check_length(n_entries, n_classes, what, owner):
     if n_entries != n_classes:
         raise ValueError(
-            f"{owner} has {n_entries} {what} but y_prob has {n_classes} columns."
+            f"{owner} has {n_entries} {what} but the predicted probabilities have "
+            f"{n_classes} columns (classes); give one per class."
         )
 
 

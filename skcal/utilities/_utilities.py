@@ -260,8 +260,9 @@ class ClassWise(_PayoffUtility):
         c = check_int(self.c, "c", "ClassWise", minimum=0)
         if n_classes is not None and c >= n_classes:
             raise ValueError(
-                f"ClassWise(c={c}) needs at least {c + 1} classes but y_prob "
-                f"has {n_classes} columns."
+                f"ClassWise(c={c}) needs at least {c + 1} classes but the "
+                f"predicted probabilities have {n_classes} columns; c is a "
+                f"column index in [0, {n_classes - 1}]."
             )
         return c
 
@@ -373,8 +374,8 @@ class TopK(_RankUtility):
         k = check_int(self.k, "k", "TopK", minimum=1)
         if n_classes is not None and k > n_classes:
             raise ValueError(
-                f"TopK(k={k}) needs at least {k} classes but y_prob has "
-                f"{n_classes} columns."
+                f"TopK(k={k}) needs at least {k} classes but the predicted "
+                f"probabilities have {n_classes} columns; use k <= {n_classes}."
             )
         return k
 

@@ -208,8 +208,8 @@ def test_rounding_sample_weight():
         ({"random_state": "x"}, [0.2, 0.8], [0, 1], "The 'random_state' parameter"),
         ({}, [0.2, 1.8], [0, 1], r"outside \[0, 1\]"),
         ({}, [0.2, 0.8], None, "requires y to be passed"),
-        ({}, [0.2, 0.8], [0, 2], "set pos_label"),
-        ({}, np.full((2, 3), 1 / 3), [0, 1], "multiclass='raise'"),
+        ({}, [0.2, 0.8], [0, 2], r"y must hold binary outcomes .* got the labels \[0, 2\]"),
+        ({}, np.full((2, 3), 1 / 3), [0, 1], r"X must be of shape \(n_samples,\) or"),
     ],
 )
 def test_rounding_rejects_bad_input(params, X, y, message):
