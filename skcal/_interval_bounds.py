@@ -83,6 +83,26 @@ def _scdl_bound(measure, y_true, y_prob, sample_weight, params, confidence):
         w = np.asarray(w, dtype=np.float64)
         total = float(w.sum())
         sq = np.square(w) if w.strides != (0,) else np.broadcast_to(float(w[0]) ** 2, p.shape)
+    low, high, n_eff = _scdl_finish(details, p, sq, total, m, confidence)
+    return float(value), low, high, n_eff, target
+
+
+def scdl_bound_of_cells(G, sq, m, confidence):
+    """:func:`_scdl_bound` of a grouped statistic ``G`` whose distinct values
+    carry the squared weights ``sq`` (summed over their rows): ``(low, high)``.
+    """
+    from .metrics._scdl import scdl_core
+
+    _, details = scdl_core(G, m, details=True)
+    p = np.ascontiguousarray(G.values, dtype=np.float64)
+    sq = np.asarray(sq, dtype=np.float64)
+    low, high, _ = _scdl_finish(details, p, sq, float(G.total), m, confidence)
+    return low, high
+
+
+def _scdl_finish(details, p, sq, total, m, confidence):
+    """The two ends of :func:`_scdl_bound` from SCDL's per-level details and
+    the squared weights ``sq`` at the predictions ``p``; and ``n_eff``."""
     n_eff = total**2 / float(np.sum(sq))
     levels = np.asarray(details.levels, dtype=np.int64)
     # the bias bound at every evaluated level up to 2**16: one soft-bin pass
@@ -99,7 +119,7 @@ def _scdl_bound(measure, y_true, y_prob, sample_weight, params, confidence):
         dict(zip(levels.tolist(), np.asarray(details.scdl_m, float).tolist())),
         bias, n_eff, confidence, fixed=m is not None,
     )
-    return float(value), low, high, n_eff, target
+    return low, high, n_eff
 
 
 def _soft_sums(p, c, finest):

@@ -17,7 +17,7 @@ from sklearn.utils import check_random_state
 
 from ._grouped import binary_statistic, group
 from ._interval import _DISCRETE_COUNT, _basic, _Cells, _Layout
-from ._interval_bounds import _scdl_bound
+from ._interval_bounds import scdl_bound_of_cells
 from ._progress import _Progress
 from ._report_input import ReportInputError, read_report_input, safe_text
 from .measures import MEASURE_CLASSES
@@ -231,16 +231,16 @@ def calibration_summary(
         measures[key] = entry
     if B >= 20:
         # SCDL: the finite-sample bound of SCDL's interval (see
-        # skcal.SoftBinnedCDL.interval), from the rows or the sketch
-        scdl_m = objects["scdl"]
-        source = (sketch, None, None) if p is None else (y, p, w)
-        params = scdl_m.get_params(deep=False)
-        _, low, high, _, _ = _scdl_bound(scdl_m, *source, params, confidence)
+        # skcal.SoftBinnedCDL.interval), from the grouped statistic and the
+        # squared weights of its values (rows or sketch alike)
+        sq = np.asarray(cells.pos2, np.float64) + np.asarray(cells.neg2, np.float64)
+        m_scdl = objects["scdl"].get_params(deep=False).get("m")
+        low, high = scdl_bound_of_cells(cells.G, sq, m_scdl, confidence)
         measures["scdl"].update(low=low, high=high, method="analytic")
         if bound_cdl:
             # the plug-in CDL of continuous scores estimates nothing: SCDL <= CDL
             # (Lemma 3.4 of Bairaktari et al.) bounds it from below, one-sided
-            low = _scdl_bound(scdl_m, *source, params, 2 * confidence - 1)[1]
+            low = scdl_bound_of_cells(cells.G, sq, m_scdl, 2 * confidence - 1)[0]
             measures["cdl"].update(low=low, high=1.0, method="scdl-bound")
     test = {"measure": "smce", "alpha": round(a, 12), "n_resamples": B,
             "statistic": values["smce"], "calibrated": None, "p_value": None}

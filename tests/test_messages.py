@@ -66,13 +66,13 @@ def test_one_d_probabilities_are_described_as_passed():
     message = _message(lambda: UtilityPatchingRecalibrator().fit(p, y))
     assert "y has 3 distinct labels and X is 1-D" in message, message
     message = _message(lambda: utility_calibration_error(y, p))
-    assert "y_true has 3 distinct labels and y_proba is 1-D" in message, message
+    assert "y_true has 3 distinct labels and y_prob is 1-D" in message, message
     message = _message(lambda: TemperatureScaling(labels=[0, 1, 2]).fit(p, y))
     assert "labels has 3 entries but X is 1-D" in message, message
 
 
 def test_utility_sizes_name_no_argument_the_caller_lacks():
-    # reached from fit(X, y), the message said "y_proba has 2 columns"
+    # reached from fit(X, y), the message said "y_proba (now y_prob) has 2 columns"
     X, y = make_classification(60, random_state=0)
     P = LogisticRegression().fit(X, y).predict_proba(X)
     for utility, shown in [

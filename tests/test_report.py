@@ -455,3 +455,32 @@ def test_shared_draws_agree_with_slow_twins():
             width = own.high - own.low
             assert abs(m["high"] - own.high) < 0.25 * width + 1e-3, (seed, key)
             assert (m["low"] == 0) == (own.low == 0) or abs(m["low"] - own.low) < 0.25 * width
+
+
+def test_scdl_interval_is_the_measures_finite_sample_bound():
+    # the report bootstrapped the plug-in SCDL, whose interval under-covers
+    # (it is biased upward); it now gives SoftBinnedCDL.interval's bound, and
+    # CDL's lower end on continuous scores is that bound's one-sided end
+    from skcal import CalibrationSketch, SoftBinnedCDL
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < np.clip(p + 0.04, 0, 1)).astype(float)
+    w = np.ones(n)
+    summary = report.calibration_summary(y, p, w, n_resamples=40, random_state=0)
+    ci = SoftBinnedCDL().interval(y, p, confidence=0.95)
+    one_sided = SoftBinnedCDL().interval(y, p, confidence=0.9)
+    m = summary["measures"]["scdl"]
+    assert m["method"] == "analytic"
+    np.testing.assert_allclose([m["low"], m["high"]], [ci.low, ci.high], rtol=1e-9)
+    cdl = summary["measures"]["cdl"]
+    assert cdl["method"] == "scdl-bound"
+    np.testing.assert_allclose(cdl["low"], one_sided.low, rtol=1e-9, atol=1e-15)
+    # the same from a sketch of the rows
+    sketch = CalibrationSketch().update(y, p)
+    from_sketch = report.calibration_summary(sketch, None, None, n_resamples=40)
+    np.testing.assert_allclose(
+        [from_sketch["measures"]["scdl"]["low"], from_sketch["measures"]["scdl"]["high"]],
+        [ci.low, ci.high], rtol=1e-9,
+    )
