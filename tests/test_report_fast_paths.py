@@ -44,7 +44,7 @@ def _cell(rng, value):
 
 
 def test_arrow_csv_reader_matches_the_standard_library(tmp_path, monkeypatch):
-    pytest.importorskip("pyarrow")
+    pytest.importorskip("pyarrow", exc_type=ImportError)
     rng = np.random.default_rng(0)
     bad_cells = ["nan", "inf", "abc", "", "NA", "1,5", "0.5 x", "-0.1", "1e400"]
     label_sets = [["0", "1"], ["1", "-1"], ["true", "False"], ["cat", "dog"],
@@ -98,7 +98,7 @@ def test_arrow_csv_reader_matches_the_standard_library(tmp_path, monkeypatch):
 
 def test_arrow_reader_hands_over_in_a_later_chunk(tmp_path, monkeypatch):
     """A bad cell after the first chunk: the standard library reads on from there."""
-    pytest.importorskip("pyarrow")
+    pytest.importorskip("pyarrow", exc_type=ImportError)
     monkeypatch.setattr(report_input, "BLOCK_BYTES", 1 << 10)
     rng = np.random.default_rng(1)
     p = rng.uniform(size=3000)
@@ -145,7 +145,7 @@ def test_values_from_one_statistic_match_each_function():
     b"y,p\n1, 0.5 \n0,+.2\n", b"y,p\n1,0_2\n", b"y,p\n1,0.5,\n", b"y,p\n1,0.5\r",
 ])
 def test_arrow_csv_reader_on_odd_files(tmp_path, monkeypatch, data):
-    pytest.importorskip("pyarrow")
+    pytest.importorskip("pyarrow", exc_type=ImportError)
     path = tmp_path / "odd.csv"
     path.write_bytes(data)
     slow = _read(path, ["p"], False, monkeypatch)
