@@ -503,6 +503,12 @@ class StructuredMatrixScaling(_AffineLogScaling):
     rows for unit weights, unchanged when every weight is scaled. Binary
     input is the case ``K = 2`` on the columns ``(log(1 - p), log p)``.
 
+    When temperature scaling finds the uniform prediction best (``T =
+    inf``, e.g. labels unrelated to or permuted from the input's classes),
+    ``z`` is 0 and the second step fits the intercept only: as published,
+    the method cannot then learn a permutation of the classes (use
+    :class:`MatrixScaling` for that).
+
     Parameters
     ----------
     labels : array-like of shape (n_classes,), default=None
@@ -532,9 +538,14 @@ class StructuredMatrixScaling(_AffineLogScaling):
     >>> from skcal.recalibration import StructuredMatrixScaling
     >>> rng = np.random.default_rng(0)
     >>> P = rng.dirichlet(np.ones(3), 3000)
-    >>> y = np.array([rng.choice(3, p=q) for q in P[:, [1, 0, 2]]])  # swapped
+    >>> truth = P ** 0.5 * [1.0, 2.0, 4.0]  # over-confident, class 2 under-predicted
+    >>> truth /= truth.sum(axis=1, keepdims=True)
+    >>> y = (truth.cumsum(axis=1) > rng.uniform(size=(3000, 1))).argmax(axis=1)
     >>> sms = StructuredMatrixScaling().fit(P, y)
-    >>> bool(np.mean(sms.predict(P) == P[:, [1, 0, 2]].argmax(1)) > 0.95)
+    >>> bool(sms.temperature_ > 1.5)  # the first step: flatter
+    True
+    >>> err = np.abs(sms.predict_proba(P) - truth).mean()  # 0.01 (input: 0.16)
+    >>> bool(err < 0.02)
     True
     """
 
