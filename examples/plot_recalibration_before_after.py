@@ -5,8 +5,8 @@ Reliability diagrams before and after recalibration
 Two models that are miscalibrated in opposite ways, recalibrated with
 :class:`~skcal.RecalibratedClassifier` at its default
 ``recalibrator="auto"`` (:class:`~skcal.AutoRecalibrator`: the candidate with
-the best cross-fitted log-loss, the simplest within one standard error, never
-worse than the model left alone):
+the best cross-fitted log-loss, ties to the simplest, never worse than the
+model left alone):
 
 * Gaussian naive Bayes on scikit-learn's breast cancer data: its
   independence assumption makes it far too confident;

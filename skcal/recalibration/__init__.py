@@ -17,10 +17,16 @@ One private module per family, as in scikit-learn's ``linear_model``:
 * ``_scaling``: :class:`SigmoidCalibration`, :class:`BetaCalibration`,
   :class:`TemperatureScaling` and the log-loss pieces every scaling fit
   shares; ``_affine``: :class:`VectorScaling`, :class:`MatrixScaling`,
-  :class:`DirichletCalibration` (affine maps of the log-probabilities).
+  :class:`DirichletCalibration`, :class:`StructuredMatrixScaling` (affine maps
+  of the log-probabilities).
 """
 
-from ._affine import DirichletCalibration, MatrixScaling, VectorScaling
+from ._affine import (
+    DirichletCalibration,
+    MatrixScaling,
+    StructuredMatrixScaling,
+    VectorScaling,
+)
 from ._auto import AutoRecalibrator
 from ._binning import HistogramBinning, IsotonicCalibration, ScalingBinning
 from ._classifier import RecalibratedClassifier
@@ -50,4 +56,5 @@ __all__ = [
     "VectorScaling",
     "MatrixScaling",
     "DirichletCalibration",
+    "StructuredMatrixScaling",
 ]

@@ -17,9 +17,12 @@ identity parameters (``W = I``, ``b = 0``, ``T = 1``, ``a = 1``, ...), which is
 where every fit starts, so that a weak signal leaves the map near the identity.
 
 Outputs are computed in log space (``logsumexp``, ``log(sigmoid)`` as
-``-logaddexp(0, -s)``) and exponentiated once, so they never contain NaN; an
-output reaches exactly 0 or 1 only when the fitted map is so steep that
-``exp`` underflows (a separable calibration set without regularisation).
+``-logaddexp(0, -s)``) and exponentiated once, so they never contain NaN. An
+output is never exactly 0: one that underflows (a map so steep that
+``exp`` of its log-probability is below ``2.2e-308``, e.g. Dirichlet
+calibration on inputs with exact zeros) is returned as the smallest positive
+normal double ``2.2e-308``, so that its log-loss stays finite; the other
+entries of its row may then round to exactly 1.0, as ``1 - 2.2e-308`` does.
 
 Each fit minimises a weighted log-loss (a sum over rows of ``w_i`` times the
 row's loss, divided by the total weight) plus a penalty with L-BFGS-B on the
@@ -44,6 +47,9 @@ __all__ = [
 # The floor inside every logarithm of an input probability (see the module
 # docstring): log(2.2e-16) = -36.04.
 _FLOOR = np.finfo(np.float64).eps
+# The smallest positive normal double: what an output probability that
+# underflows becomes (see ``_normalise_log``).
+_TINY = np.finfo(np.float64).tiny
 
 
 def _log_floor(P):
@@ -119,7 +125,7 @@ def _softmax_loss(ST, y, w):
 
 
 def _softmax(S):
-    return np.exp(S - logsumexp(S, axis=1, keepdims=True))
+    return _normalise_log(S)
 
 
 def _binary_loss(S, T, w):
@@ -254,8 +260,16 @@ def _one_vs_rest_objective(features, T, w):
 
 
 def _normalise_log(logQ):
-    """Rows of ``exp(logQ)`` divided by their sum, computed in log space."""
-    return np.exp(logQ - logsumexp(logQ, axis=1, keepdims=True))
+    """Rows of ``exp(logQ)`` divided by their sum, computed in log space.
+
+    For finite ``logQ`` every output is positive mathematically; one whose
+    ``exp`` underflows (below ``2.2e-308``) is returned as the smallest
+    positive normal double ``2.2e-308`` instead of 0, which changes the row
+    sum by at most ``C * 2.2e-308`` (nothing, in rounding). A large entry may
+    still round to exactly 1.0 (``1 - 1e-300`` is 1.0 in floating point).
+    """
+    Q = np.exp(logQ - logsumexp(logQ, axis=1, keepdims=True))
+    return np.maximum(Q, _TINY, out=Q)
 
 
 def _one_vs_rest_output(S, C):
@@ -263,7 +277,8 @@ def _one_vs_rest_output(S, C):
     if C == 2:
         # one problem (class 1 against class 0): no normalisation needed
         s = S[:, 0]
-        return np.column_stack([expit(-s), expit(s)])
+        Q = np.column_stack([expit(-s), expit(s)])
+        return np.maximum(Q, _TINY, out=Q)
     return _normalise_log(-np.logaddexp(0.0, -S))
 
 

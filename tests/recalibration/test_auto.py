@@ -9,7 +9,7 @@ import pickle
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
-from reference_auto import one_se_choice_reference
+from reference_auto import argmin_choice_reference
 from sklearn.base import BaseEstimator, clone
 from sklearn.metrics import log_loss
 from sklearn.model_selection import StratifiedKFold
@@ -59,23 +59,30 @@ def test_choice_matches_reference_on_random_cases():
             losses[rng.integers(k)] = losses[0]
         if rng.uniform() < 0.3:  # small differences, so the rule matters
             losses = losses[:1] + 0.05 * (losses - losses[:1])
+        if rng.uniform() < 0.2:  # a tie within rounding: the simplest wins
+            j = rng.integers(k)
+            losses[j] = losses[rng.integers(k)] * (1 + 1e-14)
         if rng.uniform() < 0.2:  # an infinite loss (a zero probability)
             losses[rng.integers(k), rng.integers(n)] = np.inf
         w = rng.choice([0.5, 1.0, 2.0, 3.0], size=n)
         index, _, _ = choose([str(i) for i in range(k)], losses, w)
-        assert index == one_se_choice_reference(losses.tolist(), w.tolist())
+        assert index == argmin_choice_reference(losses.tolist(), w.tolist())
 
 
-def test_choice_keeps_the_simplest_within_one_standard_error():
+def test_choice_is_the_argmin_not_the_one_standard_error_rule():
     # candidate 1 is better than the identity by 10 s.e., candidate 2 better
-    # than candidate 1 by far less than one s.e. of their difference
+    # than candidate 1 by far less than one s.e. of their difference: the
+    # one-standard-error rule kept 1, the argmin takes 2
     rng = np.random.default_rng(1)
     base = rng.exponential(size=400)
     noise = rng.normal(scale=0.1, size=400)
     losses = np.array([base + 1.0, base, base - 0.001 + noise - noise.mean()])
     index, means, ses = choose(["identity", "a", "b"], losses, np.ones(400))
-    assert means[2] < means[1]
-    assert index == 1
+    assert means[2] < means[1] < ses[1] + means[2]
+    assert index == 2
+    # a tie within 1e-12 relative goes to the simplest
+    losses = np.array([base + 1.0, base * (1 + 1e-14), base])
+    assert choose(["identity", "a", "b"], losses, np.ones(400))[0] == 1
     # never a candidate worse than the identity out of fold
     losses = np.array([base, base + 0.5, base + 0.4])
     assert choose(["identity", "a", "b"], losses, np.ones(400))[0] == 0
