@@ -164,3 +164,9 @@ def test_interval_of_a_weighted_sketch_says_what_to_pass():
     message = _message(lambda: SmoothCalibrationError().interval(sketch, n_resamples=20))
     assert "Pass the arrays themselves" in message, message
     assert "Test sketches" not in message, message
+
+
+def test_rounding_names_x_when_it_holds_no_numbers():
+    # found by the fuzz test: check_array's bare "could not convert string to float"
+    message = _message(lambda: SCDLRounding().fit(np.array(["a"], dtype=object), [1]))
+    assert message.startswith("X must hold probabilities"), message

@@ -313,7 +313,13 @@ class SCDLRounding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     def _check_prob(self, X):
         """Positive-class probabilities from ``X``, and whether it had two columns."""
-        P = check_array(X, ensure_2d=False, dtype=np.float64, input_name="X")
+        try:
+            P = check_array(X, ensure_2d=False, dtype=np.float64, input_name="X")
+        except ValueError as exc:  # e.g. "could not convert string to float"
+            message = str(exc)
+            if "X" not in message:
+                message = f"X must hold probabilities, numbers in [0, 1]: {message}"
+            raise ValueError(message) from None
         if P.ndim == 2 and P.shape[1] != 2:
             raise ValueError(
                 "X must be of shape (n_samples,) or (n_samples, 2), got shape "
