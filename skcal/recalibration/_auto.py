@@ -205,10 +205,11 @@ class AutoRecalibrator(BaseRecalibrator):
     chosen candidate is the one with the best out-of-fold score (ties, equal
     within ``1e-12`` relative, going to the simplest); the identity is a
     candidate, so the choice never scores worse than the identity out of
-    fold. The chosen candidate is then refitted on all the rows. (Until
-    this release the simplest candidate within one standard error of the
-    best was chosen; on the benchmark of ``doc/recalibration.md`` that rule
-    lost to the best single method in 11 of 32 cases, the argmin in 1.)
+    fold. The chosen candidate is then refitted on all the rows. (Earlier
+    development builds chose the simplest candidate within one standard
+    error of the best; on the benchmark of ``doc/recalibration.md`` that
+    rule lost to the best peer on log-loss in 11 of 32 cases, a prototype of
+    the argmin with structured matrix scaling in 1.)
 
     Sample weights enter every candidate's fit and the weighted means of
     the out-of-fold losses; rows of weight 0 are dropped first. The folds
