@@ -529,8 +529,8 @@ class StructuredMatrixScaling(_AffineLogScaling):
 
     See Also
     --------
-    MatrixScaling : the same map with one ridge strength, from the identity.
-    DirichletCalibration : strengths chosen by inner cross-validation.
+    MatrixScaling : The same map with one ridge strength, from the identity.
+    DirichletCalibration : Strengths chosen by inner cross-validation.
 
     Examples
     --------
