@@ -29,6 +29,30 @@ from .._validation import check_size
 
 __all__ = ["grid_points", "ldtc_core", "lower_distance_to_calibration"]
 
+# Why a linear program (issue 26; for whoever tries next). No exact
+# combinatorial algorithm was found; what is known of the structure:
+# * Primal. Each label's transport is a 1-D W1, so with t_j the calibrated
+#   mass at u_j, A_k = sum_{j<=k} (1 - u_j) t_j and B_k = sum_{j<=k} u_j t_j,
+#   the value is min sum_k phi0_k(A_k) + phi1_k(B_k), phi_y,k(c) =
+#   int_{u_k}^{u_k+1} |F_y(x) - c| dx (convex, piecewise linear, a kink per
+#   prediction in the cell). The path (A_k, B_k) steps along the rays
+#   (1 - u_j, u_j), whose slope grows with j (a convex chain), but a DP along
+#   k needs the 2-D state (A_k, B_k).
+# * Dual (of Hu et al., Lemma 18): max over free beta in R^M of
+#   sum_i d_i min_j (|v_i - u_j| + beta_j (u_j - y_i)), i.e. node potentials
+#   psi0 = beta u, psi1 = -beta (1 - u) with the sink rows tight (they were
+#   tight in every probe, not proved WLOG). With psi 1-Lipschitz on the grid
+#   (then min_j is over the two neighbours) it is a chain with a 1-D state
+#   beta_k, but the transition max_b V(b) + G0(u_k+1 b' - u_k b) +
+#   G1((1 - u_k+1) b' - (1 - u_k) b) (G0, G1 concave, a kink per prediction)
+#   mixes two scalings: not an inf-convolution, so the slope trick of smCE
+#   does not carry over.
+# * HiGHS on this 2M-row program: ~200-500 simplex iterations cold, tens of
+#   microseconds each; a resample of the tester moves the optimum ~400 dual
+#   pivots from the previous basis, so warm starts save little (measured:
+#   a session keeping merged blocks across draws was slower than fresh
+#   solves; primal vs dual simplex, crash, scaling, IPM: no gain).
+
 # Up to this many split columns per grid point the linear program is solved
 # in one go; beyond it the columns are merged into blocks first (see
 # _solve_on_grid), so that every solve stays O(grid) in size.
