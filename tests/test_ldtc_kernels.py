@@ -6,8 +6,9 @@ per distinct (value, label). Its twin, ``reference.ldtc_solve_on_grid_arrays``,
 is the array code as it was: both must hand HiGHS the same program, so the
 values and potentials must be equal bit for bit, not only within tolerance.
 The twin solves with ``scipy.optimize.linprog``, so these tests make
-``_solve_on_grid`` do so too (``_USE_LINPROG``); the HiGHS model refined in
-place that it uses otherwise is checked in tests/test_ldtc_solver.py.
+``_solve_on_grid`` do so too (``_USE_LINPROG``) and cut torn blocks as the
+twin does (``_GRADE = None``); the HiGHS model refined in place that it
+uses otherwise, and the graded cuts, are checked in tests/test_ldtc_solver.py.
 """
 
 import tracemalloc
@@ -53,6 +54,9 @@ def _data(rng):
 def _linprog(monkeypatch):
     monkeypatch.setattr(ldtc_module, "_USE_LINPROG", True)
     monkeypatch.setattr(ldtc_module, "_MERGE_ABOVE_COLUMNS_PER_POINT", 100)
+    # the twin cuts a torn block in three; the graded cut of _cut (more
+    # pieces, same value to solver tolerance) is checked in test_ldtc_solver.py
+    monkeypatch.setattr(ldtc_module, "_GRADE", None)
 
 
 def _same(new, old):

@@ -192,3 +192,79 @@ def test_highs_program_retries_an_unknown_verdict_with_presolve(monkeypatch):
                                            g.positives, u)[0]
         assert value == pytest.approx(ldtc_dense_lp(y, p, w, u), abs=1e-7)
     assert log.count("on") > 0 and log.count("off") >= log.count("on")
+
+
+def test_torn_block_is_cut_into_pieces_growing_from_the_threshold():
+    # one cell ([0, 1]), one label, 300 split columns (every third value has
+    # no mass: not a column); the dual threshold falls at value 150
+    rng = np.random.default_rng(3)
+    values = np.sort(rng.random(900))
+    mass = np.tile([1.0, 0.0, 2.0], 300)
+    u = np.array([0.0, 1.0])
+    count = np.zeros(2, dtype=np.intp)
+    ldtc_module._ldtc.split_supply(values, mass, u, 1.0, np.zeros(2), count)
+    blocks = ldtc_module._initial_blocks(values, mass, u, 1.0, count, True)
+    columns = np.flatnonzero(mass > 0)
+    at = columns[150]
+    threshold = np.array([2.0 * values[at] - 1.0])  # zero reduced cost at `at`
+    pieces = np.empty((1, 6), dtype=np.intp)
+    assert ldtc_module._ldtc.cut_blocks(values, mass, u, 1.0, blocks.lo, blocks.hi,
+                                        blocks.cell, blocks.count, threshold, 1e-9,
+                                        pieces) == 1
+    new_blocks, new = ldtc_module._cut(values, mass, u, 1.0, blocks, pieces)
+    lo, hi, n = new_blocks.lo, new_blocks.hi, new_blocks.count
+    # a partition of the parent's range into contiguous pieces ...
+    assert lo[0] == blocks.lo[0] and hi[-1] == blocks.hi[0]
+    np.testing.assert_array_equal(lo[1:], hi[:-1])
+    np.testing.assert_array_equal(new, np.arange(lo.shape[0]))
+    # ... whose counts are their columns, sums those of a direct sum
+    np.testing.assert_array_equal(n, [np.count_nonzero(mass[a:b]) for a, b in zip(lo, hi)])
+    for a, b, m in zip(lo, hi, new_blocks.mass):
+        assert m == pytest.approx(mass[a:b].sum(), rel=1e-15)
+    # the piece at the threshold, then 1, 1, 2, 4, ... columns outward
+    middle = int(np.flatnonzero((lo <= at) & (at < hi))[0])
+    assert n[middle] == 1
+    left, right = n[:middle][::-1], n[middle + 1 :]
+    for side in (left, right):
+        expected = [1] + [2**k for k in range(side.shape[0] - 1)]
+        np.testing.assert_array_equal(side[:-1], expected[:-1])
+        assert 1 <= side[-1] <= expected[-1]
+
+
+def test_graded_cuts_give_the_unmerged_program_on_larger_data(monkeypatch):
+    # many columns per cell, so torn blocks are cut into many pieces: the
+    # value is that of the program with one column per (value, label) and no
+    # cuts at all (linprog), the previous three-piece cut agrees, and the
+    # potentials certify it
+    rng = np.random.default_rng(8)
+    real_cut = ldtc_module._cut
+    cuts = []
+
+    def counting_cut(*args):
+        out = real_cut(*args)
+        cuts.append(out[1].shape[0] - args[-1].shape[0])  # pieces beyond 1 a block
+        return out
+
+    for case in range(8):
+        n = int(rng.integers(2000, 8000))
+        y, p, w = random_case(rng, n)
+        if case % 2:
+            p = rng.random(n) ** 2  # continuous, crowded near 0
+            y = (rng.random(n) < np.clip(p + 0.05, 0, 1)).astype(float)
+        g = group(y, p, w)
+        values, mass0, mass1 = g.values, g.weights - g.positives, g.positives
+        u = np.linspace(0, 1, 101) if case < 4 else _grid(rng)
+        monkeypatch.setattr(ldtc_module, "_MERGE_ABOVE_COLUMNS_PER_POINT", 0)
+        monkeypatch.setattr(ldtc_module, "_cut", counting_cut)
+        value, psi = ldtc_module._solve_on_grid(values, mass0, mass1, u)
+        monkeypatch.setattr(ldtc_module, "_cut", real_cut)
+        monkeypatch.setattr(ldtc_module, "_GRADE", None)
+        three = ldtc_module._solve_on_grid(values, mass0, mass1, u)[0]
+        monkeypatch.setattr(ldtc_module, "_GRADE", 2)
+        monkeypatch.setattr(ldtc_module, "_MERGE_ABOVE_COLUMNS_PER_POINT", 10**9)
+        unmerged = _linprog_value(values, mass0, mass1, u, monkeypatch)
+        assert value == pytest.approx(unmerged, abs=TOL)
+        assert value == pytest.approx(three, abs=TOL)
+        assert np.all((1 - u) * psi[0] + u * psi[1] <= 1e-8)
+        assert ldtc_dual_objective(y, p, w, u, psi) == pytest.approx(value, abs=1e-8)
+    assert sum(cuts) > 100  # graded cuts made many pieces
