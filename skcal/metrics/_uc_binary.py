@@ -29,8 +29,10 @@ from ._cutoff import cutoff_core
 
 __all__ = ["is_binary_member", "binary_member_errors"]
 
-# Rows of y_prob sorted at once (about 8 MB of a row chunk at 1000 classes).
-_ROW_CHUNK = 1024
+# Rows of y_prob sorted or transposed at once: a chunk of 256 rows (2 MB at
+# 1000 classes) is transposed in cache (measured at 5e4 x 1000: a block of 83
+# columns in 10 ms, against 66 ms for one strided copy of them).
+_ROW_CHUNK = 256
 # Columns read at once by the class-wise members: about 2^22 values (32 MB).
 _BLOCK_ELEMENTS = 1 << 22
 
@@ -106,6 +108,17 @@ def _sorted_columns_and_rank(P, y, n_top):
     return S, rank
 
 
+def _columns(P, columns):
+    """``P[:, columns].T`` as a C-ordered array, transposed chunk by chunk of rows."""
+    n = P.shape[0]
+    V = np.empty((columns.shape[0], n))
+    if np.all(np.diff(columns) == 1):
+        columns = slice(int(columns[0]), int(columns[-1]) + 1)
+    for lo in range(0, n, _ROW_CHUNK):
+        V[:, lo : lo + _ROW_CHUNK] = P[lo : lo + _ROW_CHUNK, columns].T
+    return V
+
+
 def binary_member_errors(utilities, data, w):
     """UC of each utility (all ``is_binary_member``), its worst interval and sign.
 
@@ -135,8 +148,7 @@ def binary_member_errors(utilities, data, w):
     for lo in range(0, len(class_wise), block):
         part = class_wise[lo : lo + block]
         columns = np.array([c for _, c in part], dtype=np.intp)
-        # (len(part), n): one strided read of P per block
-        V = np.ascontiguousarray(P.T[columns])
+        V = _columns(P, columns)
         for (i, c), v in zip(part, V):
             put(i, cutoff(v, y == c))
 
