@@ -3,7 +3,6 @@
 import numpy as np
 from sklearn.utils import Bunch
 
-from .._grouped import group
 from .._kernels._interval import argsort_rows, max_abs_interval_rows
 from .._validation import (
     as_probability_array,
@@ -24,7 +23,7 @@ from ..utilities._families import (
     members,
     resolve_utility,
 )
-from ._cutoff import cutoff_core
+from ._uc_binary import binary_member_errors, is_binary_member
 
 __all__ = ["utility_calibration_ecdf", "utility_calibration_error"]
 
@@ -91,9 +90,31 @@ def check_multiclass_input(y_true, y_prob, sample_weight=None, labels=None):
 def _worst_intervals(utilities, data, w):
     """UC(f, u) of every utility, with its worst interval and sign.
 
-    Each block of utilities is evaluated in one vectorised pass, its rows
-    sorted by ``v`` and handed to the batched worst-interval kernel.
+    Utilities with a 0/1 realised utility (top-class, class-wise, top-K)
+    take the cutoff error's path, sharing what a family shares
+    (``_uc_binary``). Each block of the others is evaluated in one vectorised
+    pass, its rows sorted by ``v`` and handed to the batched worst-interval
+    kernel.
     """
+    binary = [is_binary_member(u) for u in utilities]
+    if any(binary):
+        value, lower, upper, sign = _general_intervals(
+            [u for u, b in zip(utilities, binary) if not b], data, w
+        )
+        fast = binary_member_errors([u for u, b in zip(utilities, binary) if b], data, w)
+        mask = np.array(binary)
+        out = []
+        for slow_part, fast_part in zip((value, lower, upper, sign), fast):
+            merged = np.empty(mask.shape[0], dtype=slow_part.dtype)
+            merged[~mask] = slow_part
+            merged[mask] = fast_part
+            out.append(merged)
+        return tuple(out)
+    return _general_intervals(utilities, data, w)
+
+
+def _general_intervals(utilities, data, w):
+    """``_worst_intervals`` of any utilities: a radix argsort of each ``v``."""
     # the measures' weight scale: exact, and no underflow or overflow
     w = canonical_weights(w)
     m = len(utilities)
@@ -133,24 +154,11 @@ def _top_class(data, w):
 
     It is the cutoff calibration error of (confidence, correctness)
     (Hegazy et al., Example 3.4), so it takes that measure's grouped
-    statistic (two value sorts and a merge for unit weights) instead of an
-    argsort of ``v``: the same number and cost as the top-label cutoff error.
-    Returns the arrays of :func:`_worst_intervals` for one utility.
+    statistic instead of an argsort of ``v``: the same number and cost as
+    the top-label cutoff error. Returns the arrays of :func:`_worst_intervals`
+    for one utility.
     """
-    confidence, predicted = data.top
-    correct = predicted == data.y
-    if np.all(w == w[0]):
-        # equal weights: the measure does not depend on their size
-        w = np.broadcast_to(np.float64(1.0), w.shape)
-    else:
-        w = canonical_weights(w)  # the measures' weight scale (exact)
-    value, interval, sign = cutoff_core(group(correct, confidence, w))
-    return (
-        np.array([value]),
-        np.array([interval[0]]),
-        np.array([interval[1]]),
-        np.array([sign], dtype=np.int8),
-    )
+    return binary_member_errors([TopClass()], data, w)
 
 
 def utility_calibration_error(

@@ -1,0 +1,17 @@
+import numpy as np
+from numpy.typing import NDArray
+
+def split_by_event(
+    v: NDArray[np.float64],
+    event: NDArray[np.uint8],
+    out: NDArray[np.float64],
+) -> int: ...
+def cutoff_two_sorted(
+    p0: NDArray[np.float64],
+    p1: NDArray[np.float64],
+) -> tuple[float, float, float, int]: ...
+def cutoff_unit(
+    v: NDArray[np.float64],
+    event: NDArray[np.uint8],
+    work: NDArray[np.uint64],
+) -> tuple[float, float, float, int] | None: ...

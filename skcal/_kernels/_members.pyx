@@ -1,0 +1,205 @@
+# The cutoff calibration error of unit-weight 0/1 data, for the members of a
+# utility family with 0/1 realised utility (skcal/metrics/_uc_binary.py):
+# one LSD radix sort of 8-byte keys (the value's bits with the outcome in bit
+# 62, so the sort leaves the two sorted runs side by side) and one pass that
+# merges the runs, groups equal values and takes the worst interval, without
+# writing the grouped statistic.
+# Every kernel checks its argument shapes at entry (O(1)).
+
+from libc.stdint cimport uint64_t
+from libc.string cimport memset
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+
+cdef enum:
+    _RADIX_BITS = 11
+    _RADIX = 1 << _RADIX_BITS
+    _RADIX_PASSES = 6
+
+cdef union _Bits:
+    double d
+    uint64_t u
+
+
+cdef inline void _need(bint ok, str what) except *:
+    if not ok:
+        raise ValueError(f"kernel argument shapes do not match: {what}")
+
+
+def split_by_event(
+    const double[::1] v,                # IN  (n,) values
+    const unsigned char[::1] event,     # IN  (n,) 0 or 1 (any non-zero is 1)
+    double[::1] out,                    # OUT (n,) values without the event, then with it
+):
+    """Copy ``v`` into ``out``: rows without the event first, in order; return their count."""
+    cdef Py_ssize_t n = v.shape[0]
+    cdef Py_ssize_t i, n0 = 0, n1 = 0, count0 = 0
+    _need(event.shape[0] == n and out.shape[0] == n, "v, event and out must have one length")
+    with nogil:
+        for i in range(n):
+            count0 += event[i] == 0
+        for i in range(n):
+            if event[i]:
+                out[count0 + n1] = v[i]
+                n1 += 1
+            else:
+                out[n0] = v[i]
+                n0 += 1
+    return count0
+
+
+def cutoff_two_sorted(
+    const double[::1] p0,               # IN  values of the rows without the event, sorted
+    const double[::1] p1,               # IN  values of the rows with the event, sorted
+):
+    """``(value, lower, upper, sign)`` of the cutoff error of unit-weight rows.
+
+    The same numbers, bit for bit, as ``group_two_sorted`` followed by
+    ``max_abs_interval_grouped`` with ``total = len(p0) + len(p1)`` and the
+    interval's ends read off the grouped values (``cutoff_core``): each
+    group adds ``(P_k - v_k W_k) / total`` to the prefix sum, with the
+    counts ``W_k`` and ``P_k`` as doubles. The ends of the best prefixes
+    are tracked as values, so nothing of size n is written.
+    """
+    _need(p0.shape[0] + p1.shape[0] > 0, "p0 and p1 must not both be empty")
+    return _cutoff_runs(&p0[0] if p0.shape[0] else NULL, p0.shape[0],
+                        &p1[0] if p1.shape[0] else NULL, p1.shape[0])
+
+
+cdef tuple _cutoff_runs(const double* p0, Py_ssize_t n0, const double* p1, Py_ssize_t n1):
+    cdef Py_ssize_t i = 0, j = 0, g = -1, imax = 0, imin = 0
+    cdef double total = <double> (n0 + n1)
+    cdef double v, cur = 0.0, wk = 0.0, pk = 0.0
+    cdef double s = 0.0, smax = 0.0, smin = 0.0
+    cdef double first = 0.0
+    cdef double max_last = 0.0, max_next = 0.0, min_last = 0.0, min_next = 0.0
+    cdef bint positive, pend_max = False, pend_min = False
+    with nogil:
+        while i < n0 or j < n1:
+            positive = i >= n0 or (j < n1 and p1[j] < p0[i])
+            if positive:
+                v = p1[j]
+                j += 1
+            else:
+                v = p0[i]
+                i += 1
+            if g < 0 or v != cur:
+                if g >= 0:
+                    # close group g
+                    s += (pk - cur * wk) / total
+                    if s > smax:
+                        smax = s
+                        imax = g + 1
+                        max_last = cur
+                        pend_max = True
+                    elif s < smin:
+                        smin = s
+                        imin = g + 1
+                        min_last = cur
+                        pend_min = True
+                g += 1
+                cur = v + 0.0       # -0.0 and 0.0 group as +0.0
+                if g == 0:
+                    first = cur
+                    max_next = cur
+                    min_next = cur
+                if pend_max:
+                    max_next = cur
+                    pend_max = False
+                if pend_min:
+                    min_next = cur
+                    pend_min = False
+                wk = 0.0
+                pk = 0.0
+            wk += 1.0
+            if positive:
+                pk += 1.0
+        s += (pk - cur * wk) / total
+        if s > smax:
+            smax = s
+            imax = g + 1
+            max_last = cur
+        elif s < smin:
+            smin = s
+            imin = g + 1
+            min_last = cur
+    if smax - smin <= 0.0:
+        return 0.0, first, first, 0
+    if imin < imax:
+        return smax - smin, min_next, max_last, 1
+    return smax - smin, max_next, min_last, -1
+
+
+def cutoff_unit(
+    const double[::1] v,                # IN  (n,) values in [0, 2)
+    const unsigned char[::1] event,     # IN  (n,) 0 or 1 (any non-zero is 1)
+    uint64_t[::1] work,                 # OUT (2 n,) work
+):
+    """``cutoff_two_sorted`` of the rows split by ``event``, sorted by one radix sort.
+
+    Returns ``(value, lower, upper, sign)``, or None if a value is outside
+    ``[0, 2)`` (the caller takes another path). Keys are the values' bits
+    (-0.0 read as +0.0), which order non-negative doubles, with the event in
+    bit 62 (zero for every double in ``[0, 2)``); six passes of 11-bit
+    digits at most, a digit shared by every row skipped.
+    """
+    cdef Py_ssize_t n = v.shape[0]
+    cdef Py_ssize_t i, c, d, total, n0 = 0
+    cdef uint64_t u, flag = (<uint64_t> 1) << 62
+    cdef uint64_t* counts = NULL
+    cdef uint64_t* src
+    cdef uint64_t* dst
+    cdef uint64_t* tmp
+    cdef uint64_t* cnt
+    cdef int shift
+    cdef bint bad = False
+    cdef _Bits bits
+    _need(event.shape[0] == n and work.shape[0] >= 2 * n and n > 0,
+          "v and event must have one length n > 0 and work 2 n entries")
+    counts = <uint64_t*> PyMem_Malloc(_RADIX_PASSES * _RADIX * sizeof(uint64_t))
+    if counts == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            memset(counts, 0, _RADIX_PASSES * _RADIX * sizeof(uint64_t))
+            src = &work[0]
+            dst = &work[n]
+            for i in range(n):
+                bits.d = v[i] + 0.0
+                u = bits.u
+                if u >> 62:
+                    bad = True
+                    break
+                if event[i]:
+                    u |= flag
+                else:
+                    n0 += 1
+                src[i] = u
+                for d in range(_RADIX_PASSES):
+                    counts[d * _RADIX + ((u >> (d * _RADIX_BITS)) & (_RADIX - 1))] += 1
+            if not bad:
+                for d in range(_RADIX_PASSES):
+                    cnt = counts + d * _RADIX
+                    shift = d * _RADIX_BITS
+                    if cnt[(src[0] >> shift) & (_RADIX - 1)] == <uint64_t> n:
+                        continue
+                    total = 0
+                    for c in range(_RADIX):
+                        u = cnt[c]
+                        cnt[c] = total
+                        total += u
+                    for i in range(n):
+                        u = src[i]
+                        c = (u >> shift) & (_RADIX - 1)
+                        dst[cnt[c]] = u
+                        cnt[c] += 1
+                    tmp = src
+                    src = dst
+                    dst = tmp
+                # the values back, in place: negatives, then positives
+                for i in range(n):
+                    src[i] &= ~flag
+    finally:
+        PyMem_Free(counts)
+    if bad:
+        return None
+    return _cutoff_runs(<double*> src, n0, (<double*> src) + n0, n - n0)
