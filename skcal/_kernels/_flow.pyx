@@ -365,7 +365,6 @@ def smce_value(
     return chi0 + absB - acc
 
 
-
 cdef double _one_side(
     const double* values, const double* weights, const double* positives,
     const double* uniforms, double scale, Py_ssize_t K, double total, double* h,
@@ -377,9 +376,12 @@ cdef double _one_side(
     (``weights`` and ``positives`` are then not read): the same numbers as
     ``weights = scale`` and ``positives = scale * (uniforms < values)``.
     """
-    cdef Py_ssize_t size = 0, k, j
+    cdef Py_ssize_t size = 0, n_run = 0, k, j
     cdef double B = 0.0, c, d, need, m, chi0 = 0.0, key, beyond = 0.0, acc = 0.0
     cdef double sign, b
+    # the run: pairs (|x|, w) of increasing |x|, from the end of the buffer
+    # down (pair i at run[-2 i]); the heap grows up from its start
+    cdef double* run = h + 2 * K - 2
     for k in range(K):
         if uniforms != NULL:
             b = ((scale if uniforms[k] < values[k] else 0.0) - values[k] * scale) / total
@@ -404,9 +406,15 @@ cdef double _one_side(
         if key >= c:
             beyond += 2.0 * d
         elif key > 0.0:
-            # min-heap on -key: the root is the breakpoint farthest from 0
-            _heap_push(h, size, -key, 2.0 * d, 2)
-            size += 1
+            if n_run == 0 or key >= run[-2 * (n_run - 1)]:
+                # a new farthest breakpoint of the run: no heap needed
+                run[-2 * n_run] = key
+                run[-2 * n_run + 1] = 2.0 * d
+                n_run += 1
+            else:
+                # min-heap on -key: the root is the breakpoint farthest from 0
+                _heap_push(h, size, -key, 2.0 * d, 2)
+                size += 1
         # clip: weight d off this side's far end: first what lies beyond
         # |B_K|, then the heap, then (an empty side) the barrier
         need = d
@@ -415,17 +423,30 @@ cdef double _one_side(
             continue
         need -= beyond
         beyond = 0.0
-        while size > 0 and need > 0.0:
-            m = h[1]
-            if m > need:
-                h[1] = m - need
+        while need > 0.0:
+            if n_run > 0 and (size == 0 or run[-2 * (n_run - 1)] >= -h[0]):
+                j = -2 * (n_run - 1)
+                m = run[j + 1]
+                if m > need:
+                    run[j + 1] = m - need
+                    break
+                n_run -= 1
+                need -= m
+            elif size > 0:
+                m = h[1]
+                if m > need:
+                    h[1] = m - need
+                    break
+                _heap_pop(h, size, 2)
+                size -= 1
+                need -= m
+            else:
                 break
-            _heap_pop(h, size, 2)
-            size -= 1
-            need -= m
     acc = beyond * c
     for j in range(size):
         acc += h[2 * j + 1] * (-h[2 * j])
+    for j in range(n_run):
+        acc += run[-2 * j + 1] * run[-2 * j]
     return chi0 + c - acc
 
 
@@ -444,12 +465,15 @@ def smce_one_side(
     side's heap is not needed at all. B_K is summed first (one pass, the
     same sums in the same order as the second, so it is the same number),
     then the forward pass keeps only the breakpoints of that side, and of
-    those only the ones strictly between 0 and B_K in a heap: a breakpoint
+    those only the ones strictly between 0 and B_K in order: a breakpoint
     x with |x| >= |B_K| adds ``w |B_K|`` to the final sum wherever it lies,
     and the clip takes these (the farthest from 0) before any other, so
-    their remaining weight is one number. On near-calibrated data the heap
-    then stays small: 9 times faster than ``smce_value`` at 10**6 values.
-    Same value as ``smce_value`` up to the order of the rounding.
+    their remaining weight is one number. The others go to a run of
+    increasing keys while each is the farthest so far (the clip takes from
+    its end in O(1)), else to a heap; the clip takes the farther of the
+    two ends. On calibrated draws of 10**6 values about 3 times faster than
+    ``smce_value`` (2 to 9 times, by how much of the walk B lies between 0
+    and B_K). Same value as ``smce_value`` up to the order of the rounding.
     """
     cdef Py_ssize_t K = values.shape[0]
     cdef double value
