@@ -19,6 +19,18 @@ tolerant test (``measure="dce", tolerance=0.02``, 999 draws) at n = 2,000
 with a new ``scipy.optimize.linprog`` model (``_USE_LINPROG``, one column per
 prediction), "after" re-solves one HiGHS model from the previous draw's basis.
 Wall and CPU time are printed (CPU is what a loaded machine does not inflate).
+
+``python benchmarks/bench_tester.py --tail [--seeds 20] [--before-seeds 3]``
+times the default smCE tester at n = 10**6 (issue 26 item 3: median
+``decide`` <= 1 s, maximum over 20 seeds <= 3 s), on a calibrated model
+(``y ~ Bernoulli(p)``) and a shifted one (``y ~ Bernoulli(min(p + 0.02, 1))``),
+``p ~ U(0, 1)`` fixed, outcomes and ``random_state`` from the seed. "after"
+is the installed version; "before" swaps the kernels of the previous
+version back in, in the same process (``smce_value``, the two-sided forward
+pass, as the smCE value, and the null draw through the generic grouped
+path), on the first ``--before-seeds`` seeds, and checks that both give the
+same decision, p-value and null statistics (to 1e-12). Wall and CPU
+seconds per ``decide`` and the draws made are printed.
 """
 
 import os
@@ -84,9 +96,78 @@ def dce_tolerant():
               f"{result.threshold:.6f}  {result.min_epsilon:.6f}", flush=True)
 
 
+def _use_before(before):
+    import skcal.metrics._smce as smce
+    import skcal.tester._null as null
+    from skcal._kernels._flow import smce_one_side, smce_value
+
+    smce._VALUE_KERNEL = smce_value if before else smce_one_side
+    null._BERNOULLI_DRAWS = not before
+
+
+def _timed_cpu(y, p, seed):
+    tester = CalibrationTester(random_state=seed)
+    cpu = time.process_time()
+    seconds, result = timed(tester, y, p)
+    return seconds, time.process_time() - cpu, tester
+
+
+def tail(n_seeds, n_before):
+    n = 10**6
+    p = np.random.default_rng(n).random(n)
+    print(f"smCE tester, n = {n}, default settings; target median <= 1 s, max <= 3 s")
+    print(f"{'model':>10} {'seed':>4} {'version':>7} {'wall s':>7} {'cpu s':>7} "
+          f"{'draws':>5} {'p-value':>8} calibrated")
+    summary = {}
+    for model, shift in (("calibrated", 0.0), ("shifted", 0.02)):
+        after_wall, after_cpu, pairs = [], [], []
+        for seed in range(n_seeds):
+            rng = np.random.default_rng(1000 + seed)
+            y = (rng.random(n) < np.minimum(p + shift, 1)).astype(float)
+            runs = [("after", False)] + ([("before", True)] if seed < n_before else [])
+            results = {}
+            for version, before in runs:
+                _use_before(before)
+                wall, cpu, tester = _timed_cpu(y, p, seed)
+                _use_before(False)
+                result = tester.result_
+                results[version] = (wall, cpu, tester)
+                print(f"{model:>10} {seed:>4} {version:>7} {wall:>7.2f} {cpu:>7.2f} "
+                      f"{result.n_resamples:>5} {result.p_value:>8.4f} "
+                      f"{result.calibrated!s}", flush=True)
+            wall, cpu, result = results["after"]
+            after_wall.append(wall)
+            after_cpu.append(cpu)
+            if "before" in results:
+                old, new = results["before"][2], result
+                same = (
+                    old.result_.calibrated == new.result_.calibrated
+                    and old.p_value_ == new.p_value_
+                    and old.n_resamples_ == new.n_resamples_
+                    and np.allclose(old.null_statistics_, new.null_statistics_,
+                                    rtol=1e-12, atol=0)
+                )
+                pairs.append((results["before"][0], results["before"][1], wall, cpu, same))
+        summary[model] = (after_wall, after_cpu, pairs)
+    print()
+    for model, (wall, cpu, pairs) in summary.items():
+        print(f"{model}: after over {len(wall)} seeds: wall median {np.median(wall):.2f} s, "
+              f"max {max(wall):.2f} s; cpu median {np.median(cpu):.2f} s, max {max(cpu):.2f} s")
+        for i, (bw, bc, aw, ac, same) in enumerate(pairs):
+            print(f"  seed {i}: before -> after wall {bw:.2f} -> {aw:.2f} s "
+                  f"({bw / aw:.1f}x), cpu {bc:.2f} -> {ac:.2f} s ({bc / ac:.1f}x); "
+                  f"same decision, p-value and null statistics: {same}")
+
+
 def main():
     if "--dce-tolerant" in sys.argv:
         dce_tolerant()
+        return
+    if "--tail" in sys.argv:
+        def option(name, default):
+            return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
+
+        tail(option("--seeds", 20), option("--before-seeds", 3))
         return
     print("numpy", np.__version__, "| python", sys.version.split()[0])
     np.show_runtime()

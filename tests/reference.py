@@ -1349,3 +1349,10 @@ def cdl_task_search_bruteforce(y, p, w, levels=5, max_actions=3):
                 response_of = dict(zip(v.tolist(), pick))
                 best = max(best, task_swap_regret_reference(task, response_of, y, p, w))
     return best
+
+
+def smce_bernoulli_reference(values, u, scale):
+    """smCE of one row per value, weight ``scale``, outcome ``u < values`` (the LP)."""
+    values = np.asarray(values, dtype=float)
+    y = (np.asarray(u) < values).astype(float)
+    return smce_linprog(y, values, np.full(values.shape[0], float(scale)))

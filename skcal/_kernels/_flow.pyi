@@ -23,3 +23,17 @@ def smce_value(
     total: float,
     heap: NDArray[np.float64],
 ) -> float: ...
+def smce_one_side(
+    values: NDArray[np.float64],
+    weights: NDArray[np.float64],
+    positives: NDArray[np.float64],
+    total: float,
+    heap: NDArray[np.float64],
+) -> float: ...
+def smce_bernoulli(
+    values: NDArray[np.float64],
+    uniforms: NDArray[np.float64],
+    scale: float,
+    total: float,
+    heap: NDArray[np.float64],
+) -> float: ...

@@ -363,3 +363,149 @@ def smce_value(
                     x = fabs(h[1][-2 * j])
                     acc += h[1][-2 * j + 1] * (x if x < absB else absB)
     return chi0 + absB - acc
+
+
+cdef double _one_side(
+    const double* values, const double* weights, const double* positives,
+    const double* uniforms, double scale, Py_ssize_t K, double total, double* h,
+) noexcept nogil:
+    """The pass of ``smce_one_side``; see there.
+
+    With ``uniforms`` not NULL the rows are one per value, each of weight
+    ``scale``, and value k is positive iff ``uniforms[k] < values[k]``
+    (``weights`` and ``positives`` are then not read): the same numbers as
+    ``weights = scale`` and ``positives = scale * (uniforms < values)``.
+    """
+    cdef Py_ssize_t size = 0, n_run = 0, k, j
+    cdef double B = 0.0, c, d, need, m, chi0 = 0.0, key, beyond = 0.0, acc = 0.0
+    cdef double sign, b
+    # the run: pairs (|x|, w) of increasing |x|, from the end of the buffer
+    # down (pair i at run[-2 i]); the heap grows up from its start
+    cdef double* run = h + 2 * K - 2
+    for k in range(K):
+        if uniforms != NULL:
+            b = ((scale if uniforms[k] < values[k] else 0.0) - values[k] * scale) / total
+        else:
+            b = (positives[k] - values[k] * weights[k]) / total
+        B += b
+    # the side of B_K: keys are sign * B_j > 0, the clip takes the largest
+    sign = 1.0 if B > 0.0 else -1.0
+    c = sign * B
+    B = 0.0
+    for k in range(K - 1):
+        if uniforms != NULL:
+            b = ((scale if uniforms[k] < values[k] else 0.0) - values[k] * scale) / total
+        else:
+            b = (positives[k] - values[k] * weights[k]) / total
+        B += b
+        d = values[k + 1] - values[k]
+        chi0 += d * fabs(B)
+        if c == 0.0:
+            continue
+        key = sign * B
+        if key >= c:
+            beyond += 2.0 * d
+        elif key > 0.0:
+            if n_run == 0 or key >= run[-2 * (n_run - 1)]:
+                # a new farthest breakpoint of the run: no heap needed
+                run[-2 * n_run] = key
+                run[-2 * n_run + 1] = 2.0 * d
+                n_run += 1
+            else:
+                # min-heap on -key: the root is the breakpoint farthest from 0
+                _heap_push(h, size, -key, 2.0 * d, 2)
+                size += 1
+        # clip: weight d off this side's far end: first what lies beyond
+        # |B_K|, then the heap, then (an empty side) the barrier
+        need = d
+        if beyond > need:
+            beyond -= need
+            continue
+        need -= beyond
+        beyond = 0.0
+        while need > 0.0:
+            if n_run > 0 and (size == 0 or run[-2 * (n_run - 1)] >= -h[0]):
+                j = -2 * (n_run - 1)
+                m = run[j + 1]
+                if m > need:
+                    run[j + 1] = m - need
+                    break
+                n_run -= 1
+                need -= m
+            elif size > 0:
+                m = h[1]
+                if m > need:
+                    h[1] = m - need
+                    break
+                _heap_pop(h, size, 2)
+                size -= 1
+                need -= m
+            else:
+                break
+    acc = beyond * c
+    for j in range(size):
+        acc += h[2 * j + 1] * (-h[2 * j])
+    for j in range(n_run):
+        acc += run[-2 * j + 1] * run[-2 * j]
+    return chi0 + c - acc
+
+
+def smce_one_side(
+    const double[::1] values,           # IN  (K,) distinct predictions, increasing
+    const double[::1] weights,          # IN  (K,) weight per value
+    const double[::1] positives,        # IN  (K,) positive weight per value
+    double total,                       # IN  weights.sum(), positive
+    double[::1] heap,                   # OUT (2K,) work: (key, weight) pairs
+):
+    """smCE of a grouped statistic, as ``smce_value``, keeping one side only.
+
+    ``smce_value`` ends with a scan of the breakpoints on the side of B_K's
+    sign; the two sides never exchange breakpoints (the barrier at 0 parts
+    them, and each side's clip reads only its own heap), so the other
+    side's heap is not needed at all. B_K is summed first (one pass, the
+    same sums in the same order as the second, so it is the same number),
+    then the forward pass keeps only the breakpoints of that side, and of
+    those only the ones strictly between 0 and B_K in order: a breakpoint
+    x with |x| >= |B_K| adds ``w |B_K|`` to the final sum wherever it lies,
+    and the clip takes these (the farthest from 0) before any other, so
+    their remaining weight is one number. The others go to a run of
+    increasing keys while each is the farthest so far (the clip takes from
+    its end in O(1)), else to a heap; the clip takes the farther of the
+    two ends. On calibrated draws of 10**6 values about 3 times faster than
+    ``smce_value`` (2 to 9 times, by how much of the walk B lies between 0
+    and B_K). Same value as ``smce_value`` up to the order of the rounding.
+    """
+    cdef Py_ssize_t K = values.shape[0]
+    cdef double value
+    _need(K >= 1, "values must not be empty")
+    _need(weights.shape[0] == K and positives.shape[0] == K,
+          "values, weights and positives must have one length")
+    _need(heap.shape[0] >= 2 * K, "heap needs 2 len(values) entries")
+    with nogil:
+        value = _one_side(&values[0], &weights[0], &positives[0], NULL, 1.0, K,
+                          total, &heap[0])
+    return value
+
+
+def smce_bernoulli(
+    const double[::1] values,           # IN  (K,) distinct predictions, increasing
+    const double[::1] uniforms,         # IN  (K,) uniforms in [0, 1)
+    double scale,                       # IN  the weight of every value, positive
+    double total,                       # IN  K * scale
+    double[::1] heap,                   # OUT (2K,) work: (key, weight) pairs
+):
+    """``smce_one_side`` of one row per value, positive iff ``uniforms < values``.
+
+    A null draw of the tester on distinct predictions of one weight, without
+    forming the outcome arrays: the same number as ``smce_one_side(values,
+    scale * ones, scale * (uniforms < values), total, heap)``.
+    """
+    cdef Py_ssize_t K = values.shape[0]
+    cdef double value
+    _need(K >= 1, "values must not be empty")
+    _need(uniforms.shape[0] == K, "values and uniforms must have one length")
+    _need(heap.shape[0] >= 2 * K, "heap needs 2 len(values) entries")
+    with nogil:
+        value = _one_side(&values[0], NULL, NULL, &uniforms[0], scale, K, total,
+                          &heap[0])
+    return value

@@ -4,7 +4,11 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, sketch_error_bound
-from .._kernels._flow import backtrack, dual_frontiers, smce_value
+from .._kernels._flow import backtrack, dual_frontiers, smce_one_side
+
+# The kernel of the value (benchmarks/bench_tester.py swaps in smce_value,
+# the two-sided pass of earlier versions, to time them side by side).
+_VALUE_KERNEL = smce_one_side
 
 __all__ = ["smce_core", "smooth_calibration_error"]
 
@@ -121,15 +125,15 @@ def smce_core(statistic, witness=False):
     """smCE of a :class:`~skcal._grouped.GroupedStatistic`; no validation.
 
     Returns the value, or ``(value, witness)`` with ``witness=True``. The
-    value always comes from the forward pass alone (16 extra bytes per
-    distinct value, see ``smce_value`` in ``_flow.pyx``), so it is the same
-    number with or without the witness; the witness needs the frontiers
-    and a backtrack besides.
+    value always comes from the forward pass alone, on the side of B_K's
+    sign only (16 extra bytes per distinct value, see ``smce_one_side`` in
+    ``_flow.pyx``), so it is the same number with or without the witness;
+    the witness needs the frontiers and a backtrack besides.
     """
     values = statistic.values
     n_points = values.shape[0]
     value = float(
-        smce_value(
+        _VALUE_KERNEL(
             values,
             statistic.weights,
             statistic.positives,

@@ -11,12 +11,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._grouped import canonical_statistic, group
+from .._kernels._flow import smce_bernoulli
 from .._validation import (
     canonical_weights,
     check_binary_calibration_input,
     power_of_two_scale,
 )
-from ..measures import MEASURE_CLASSES, UtilityCalibrationError
+from ..measures import MEASURE_CLASSES, SmoothCalibrationError, UtilityCalibrationError
 from ..metrics._multiclass import check_multiclass_input, utility_calibration_error
 
 _THEOREMS = {
@@ -25,6 +26,12 @@ _THEOREMS = {
     "theorem 4": 'Theorem 4 of Hu, Jambulapati, Tian and Yang, "Testing '
     'calibration in nearly-linear time"',
 }
+
+
+# smCE draws on distinct predictions of one weight go straight from the
+# uniforms to the kernel (benchmarks/bench_tester.py turns this off to time
+# the generic path of earlier versions)
+_BERNOULLI_DRAWS = True
 
 
 def _registry():
@@ -222,6 +229,15 @@ class _BinaryData:
         if self.p is None:
             self.int_counts = self.counts.astype(np.int64)
             self.single = bool(np.all(self.int_counts == 1))
+        # smCE on distinct predictions of one weight: a draw is its uniforms
+        # and one kernel call, which releases the GIL (so threads can share
+        # the draws); the same numbers as the generic path below
+        self.bernoulli = bool(
+            self.p is None
+            and self.single
+            and type(measure)._grouped_core is SmoothCalibrationError._grouped_core
+            and np.all(G.weights == self.scale)
+        )
         # The public function checks the options and gives the statistic.
         options = {
             k: v
@@ -237,7 +253,13 @@ class _BinaryData:
             hits = rng.random(self.p.shape[0]) < self.p
             positives = np.bincount(self.index, weights=self.w * hits, minlength=len(G))
         elif self.single:
-            positives = (rng.random(len(G)) < G.values) * self.scale
+            uniforms = rng.random(len(G))
+            if self.bernoulli and _BERNOULLI_DRAWS:
+                value = smce_bernoulli(
+                    G.values, uniforms, self.scale, G.total, np.empty(2 * len(G))
+                )
+                return _as_value(value, "on a resample")
+            positives = (uniforms < G.values) * self.scale
         else:
             positives = rng.binomial(self.int_counts, G.values) * self.scale
         return _as_value(
@@ -327,7 +349,10 @@ def _draw_all(draw, seeds, n_jobs):
     if n_chunks == 1:
         return np.array([draw(seed) for seed in seeds])
     chunks = np.array_split(np.arange(len(seeds)), n_chunks)
-    parts = Parallel(n_jobs=n_jobs)(
+    # draws that release the GIL share one process: no copy of the data
+    owner = getattr(draw, "__self__", None)
+    prefer = "threads" if getattr(owner, "bernoulli", False) else None
+    parts = Parallel(n_jobs=n_jobs, prefer=prefer)(
         delayed(_draw_chunk)(draw, [seeds[i] for i in chunk]) for chunk in chunks
     )
     return np.concatenate(parts)
