@@ -224,7 +224,7 @@ class CalibrationMonitor:
         self._threshold = math.log(1.0 / float(self.alpha))
         self.labels_ = None if self.labels is None else np.asarray(self.labels)
         self.alarm_ = False
-        self.alarm_at_ = None
+        self.alarm_at_: float | None = None
         self.e_value_ = 1.0
         self.n_seen_ = 0.0
         self.n_rows_ = 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -35,7 +35,7 @@ ROUNDING_CONSTRAINTS = {
 }
 
 
-def check_m(owner: Any) -> str | int:
+def check_m(owner: Any) -> Literal["auto"] | int:
     """``owner.m`` checked: ``"auto"`` (None means the same) or an int."""
     if isinstance(owner.m, (bool, np.bool_)):
         raise ValueError(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import overload
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.utils import check_array, column_or_1d
@@ -114,6 +116,12 @@ class DecisionTask:
         P, scalar = self._check_p(p)
         values = P @ self.utility.T
         return values[0] if scalar else values
+
+    @overload
+    def best_response(self, p: float) -> int: ...
+
+    @overload
+    def best_response(self, p: ArrayLike) -> NDArray[np.intp]: ...
 
     def best_response(self, p: float | ArrayLike) -> int | NDArray[np.intp]:
         """The best-response action ``r*_Z(p)`` of Bairaktari et al. (Section 1.1).

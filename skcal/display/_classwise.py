@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from .._pyplot import import_pyplot
 from ._common import check_estimator_proba, check_name, estimator_name
@@ -66,7 +66,9 @@ class ClassWiseReliabilityDisplay:
     (2, 2)
     """
 
-    def __init__(self, displays: Sequence[ReliabilityDisplay], classes: ArrayLike) -> None:
+    def __init__(
+        self, displays: Sequence[ReliabilityDisplay], classes: NDArray[Any]
+    ) -> None:
         self.displays = displays
         self.classes = classes
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
@@ -84,7 +84,7 @@ class PatchingHistoryDisplay:
     'patches made'
     """
 
-    def __init__(self, history: Mapping[str, ArrayLike]) -> None:
+    def __init__(self, history: Mapping[str, Sequence[float] | NDArray[np.float64]]) -> None:
         self.history = history
 
     def plot(self, ax: Axes | None = None) -> PatchingHistoryDisplay:

@@ -359,6 +359,7 @@ class OnlineMSRForecaster(BaseEstimator):
                 past_y.flags.writeable = False
                 y = check_outcome(adversary(past_p, past_y), "the adversary's outcome")
             else:
+                assert seq is not None  # a sequence when there is no adversary
                 y = int(seq[t])
             self.predict()
             self.update(y)
