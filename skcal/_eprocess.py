@@ -114,7 +114,13 @@ class BettingEProcess:
             self._next_start = int(self.restart) * 2 ** (self.n_starts - 1)
 
     def log_e(self) -> NDArray[np.float64]:
-        """``log E_t`` per stream: the log of the mixture's wealth."""
+        """``log E_t`` per stream: the log of the mixture's wealth.
+
+        Returns
+        -------
+        log_e : ndarray of shape (n_streams,)
+            The log e-value of each stream.
+        """
         z = self.log_wealth + self.log_prior
         top = z.max(axis=1)
         total = np.exp(z - top[:, None]).sum(axis=1)
@@ -128,7 +134,17 @@ class BettingEProcess:
         p: NDArray[np.float64],
         w: NDArray[np.float64] | None = None,
     ) -> None:
-        """One row per stream: outcomes ``y``, forecasts ``p``, weights ``w``."""
+        """Take one row per stream and update every betting martingale.
+
+        Parameters
+        ----------
+        y : ndarray of shape (n_streams,)
+            The outcomes, in {0, 1}.
+        p : ndarray of shape (n_streams,)
+            The forecasts made before the outcomes were known.
+        w : ndarray of shape (n_streams,), default=None
+            The rows' stakes; None for unit stakes.
+        """
         if self._next_start is not None and self.n_rows == self._next_start:
             self._start()
         self.n_rows += 1

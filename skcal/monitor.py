@@ -232,7 +232,7 @@ class CalibrationMonitor:
         return self
 
     @property
-    def history_(self) -> NDArray[np.float64]:
+    def history_(self) -> NDArray[np.float64]:  # numpydoc ignore=RT01
         """``(n_seen_, e_value_)`` at the start and after every update."""
         return np.array(self._history, dtype=np.float64)
 

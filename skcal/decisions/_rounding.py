@@ -36,7 +36,18 @@ ROUNDING_CONSTRAINTS = {
 
 
 def check_m(owner: Any) -> Literal["auto"] | int:
-    """``owner.m`` checked: ``"auto"`` (None means the same) or an int."""
+    """``owner.m`` checked: ``"auto"`` (None means the same) or an int.
+
+    Parameters
+    ----------
+    owner : SCDLRounding or RoundedResponseClassifier
+        The estimator whose ``m`` is checked (named in the message).
+
+    Returns
+    -------
+    m : "auto" or int
+        ``"auto"`` for ``"auto"`` and None, else ``m`` as an int.
+    """
     if isinstance(owner.m, (bool, np.bool_)):
         raise ValueError(
             f"The 'm' parameter of {type(owner).__name__} must be a str among "

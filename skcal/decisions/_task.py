@@ -250,7 +250,24 @@ class DecisionTask:
 def check_indices(
     values: ArrayLike, n_values: int, name: str, bound_name: str
 ) -> NDArray[np.intp]:
-    """1-D integer indices in ``{0, ..., n_values - 1}``, as ``intp``."""
+    """1-D integer indices in ``{0, ..., n_values - 1}``, as ``intp``.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_samples,)
+        Integer (or integral float, or boolean) indices.
+    n_values : int
+        The number of values an index can take.
+    name : str
+        The argument's name, for the messages.
+    bound_name : str
+        The name of ``n_values``, for the messages.
+
+    Returns
+    -------
+    indices : ndarray of shape (n_samples,) of intp
+        The indices.
+    """
     v = column_or_1d(np.asarray(values), warn=False)
     if v.dtype.kind == "b":
         v = v.astype(np.intp)

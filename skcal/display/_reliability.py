@@ -580,7 +580,18 @@ class ReliabilityDisplay:
 
 
 def check_overlays(overlays: str | Iterable[str]) -> tuple[str, ...]:
-    """``overlays`` as a tuple of known names, or a ValueError."""
+    """``overlays`` as a tuple of known names, or a ValueError.
+
+    Parameters
+    ----------
+    overlays : str or iterable of str
+        Names among ``OVERLAYS``.
+
+    Returns
+    -------
+    overlays : tuple of str
+        The names, in the order given.
+    """
     if isinstance(overlays, str):
         overlays = (overlays,)
     overlays = tuple(overlays)

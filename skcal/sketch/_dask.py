@@ -44,7 +44,20 @@ AUTO_MAX_SIZE = 1 << 22
 
 
 def is_dask_collection(x: object) -> bool:
-    """True when ``x`` is a Dask collection (array, dataframe, series), without importing Dask."""
+    """Whether ``x`` is a Dask collection (array, dataframe, series).
+
+    Read from the type's module, so that Dask is never imported for it.
+
+    Parameters
+    ----------
+    x : object
+        Any input.
+
+    Returns
+    -------
+    is_dask : bool
+        True for a Dask collection.
+    """
     return type(x).__module__.partition(".")[0] == "dask"
 
 

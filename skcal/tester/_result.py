@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, repr=False)
-class CalibrationTestResult:
+class CalibrationTestResult:  # numpydoc ignore=PR02
     """The decision of a :class:`CalibrationTester`, with what it rests on.
 
     A frozen record that :meth:`CalibrationTester.decide` and
