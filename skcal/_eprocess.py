@@ -37,9 +37,13 @@ Against a bin whose mean residual is ``delta`` with variance ``sigma^2`` the
 log-wealth grows like ``n delta^2 / (2 sigma^2)`` minus ``O(log n)``.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 __all__ = ["BettingEProcess", "DEFAULT_SCALES", "DEFAULT_RESTART"]
 
@@ -63,7 +67,12 @@ class BettingEProcess:
         rows ``restart * 2^(k-1)``, ``k = 1, 2, ...`` (None: only at row 0).
     """
 
-    def __init__(self, n_streams=1, scales=DEFAULT_SCALES, restart=None):
+    def __init__(
+        self,
+        n_streams: int = 1,
+        scales: Sequence[int] = DEFAULT_SCALES,
+        restart: int | None = None,
+    ) -> None:
         self.n_streams = int(n_streams)
         self.base_scales = np.asarray(scales, dtype=np.intp)
         self.restart = restart
@@ -104,8 +113,14 @@ class BettingEProcess:
         else:
             self._next_start = int(self.restart) * 2 ** (self.n_starts - 1)
 
-    def log_e(self):
-        """``log E_t`` per stream: the log of the mixture's wealth."""
+    def log_e(self) -> NDArray[np.float64]:
+        """``log E_t`` per stream: the log of the mixture's wealth.
+
+        Returns
+        -------
+        log_e : ndarray of shape (n_streams,)
+            The log e-value of each stream.
+        """
         z = self.log_wealth + self.log_prior
         top = z.max(axis=1)
         total = np.exp(z - top[:, None]).sum(axis=1)
@@ -113,8 +128,23 @@ class BettingEProcess:
             total += self.idle * np.exp(-top)
         return top + np.log(total)
 
-    def step(self, y, p, w=None):
-        """One row per stream: outcomes ``y``, forecasts ``p``, weights ``w``."""
+    def step(
+        self,
+        y: NDArray[np.float64],
+        p: NDArray[np.float64],
+        w: NDArray[np.float64] | None = None,
+    ) -> None:
+        """Take one row per stream and update every betting martingale.
+
+        Parameters
+        ----------
+        y : ndarray of shape (n_streams,)
+            The outcomes, in {0, 1}.
+        p : ndarray of shape (n_streams,)
+            The forecasts made before the outcomes were known.
+        w : ndarray of shape (n_streams,), default=None
+            The rows' stakes; None for unit stakes.
+        """
         if self._next_start is not None and self.n_rows == self._next_start:
             self._start()
         self.n_rows += 1

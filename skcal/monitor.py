@@ -9,13 +9,22 @@ mixture, over a few bin resolutions, of betting martingales on the residuals
 ``y - p`` (see :mod:`skcal._eprocess` for the construction and its proof).
 """
 
+from __future__ import annotations
+
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._eprocess import DEFAULT_RESTART, DEFAULT_SCALES, BettingEProcess
 from ._validation import check_binary_calibration_input, resolve_labels
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from .display import CalibrationMonitorDisplay
 
 __all__ = ["CalibrationMonitor"]
 
@@ -166,13 +175,13 @@ class CalibrationMonitor:
 
     def __init__(
         self,
-        alpha=0.05,
+        alpha: float = 0.05,
         *,
-        method="bins",
-        multiclass="top-label",
-        labels=None,
-        pos_label=None,
-    ):
+        method: str = "bins",
+        multiclass: str = "top-label",
+        labels: ArrayLike | None = None,
+        pos_label: int | float | bool | str | None = None,
+    ) -> None:
         self.alpha = alpha
         self.method = method
         self.multiclass = multiclass
@@ -202,7 +211,7 @@ class CalibrationMonitor:
                 f"multiclass must be one of {list(_MULTICLASS)}, got {self.multiclass!r}."
             )
 
-    def reset(self):
+    def reset(self) -> CalibrationMonitor:
         """Forget every row seen: start a fresh test (``e_value_ = 1``).
 
         Returns
@@ -215,7 +224,7 @@ class CalibrationMonitor:
         self._threshold = math.log(1.0 / float(self.alpha))
         self.labels_ = None if self.labels is None else np.asarray(self.labels)
         self.alarm_ = False
-        self.alarm_at_ = None
+        self.alarm_at_: float | None = None
         self.e_value_ = 1.0
         self.n_seen_ = 0.0
         self.n_rows_ = 0
@@ -223,7 +232,7 @@ class CalibrationMonitor:
         return self
 
     @property
-    def history_(self):
+    def history_(self) -> NDArray[np.float64]:  # numpydoc ignore=RT01
         """``(n_seen_, e_value_)`` at the start and after every update."""
         return np.array(self._history, dtype=np.float64)
 
@@ -246,7 +255,9 @@ class CalibrationMonitor:
             self.labels_ = np.asarray(labels)
         return y, p, (None if sample_weight is None else w)
 
-    def update(self, y_true, y_prob, sample_weight=None):
+    def update(
+        self, y_true: ArrayLike, y_prob: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> CalibrationMonitor:
         """Take a batch of outcomes and the forecasts made for them, in order.
 
         Parameters
@@ -284,7 +295,7 @@ class CalibrationMonitor:
         self._history.append((self.n_seen_, self.e_value_))
         return self
 
-    def plot(self, ax=None):
+    def plot(self, ax: Axes | None = None) -> CalibrationMonitorDisplay:
         """Draw the e-process against rows seen, with the alarm line ``1/alpha``.
 
         Needs matplotlib; see :class:`skcal.CalibrationMonitorDisplay`.

@@ -1,8 +1,13 @@
 """A classifier turned into the rounded best responses of one decision task."""
 
+from __future__ import annotations
+
 import numbers
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.frozen import FrozenEstimator
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import column_or_1d
@@ -14,6 +19,10 @@ from .._meta import HeldOutProbaMetaEstimator, check_cv_param
 from .._validation import check_sample_weight
 from ._rounding import ROUNDING_CONSTRAINTS, SCDLRounding, check_m
 from ._task import DecisionTask
+
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
+    from sklearn.model_selection import BaseCrossValidator
 
 __all__ = ["RoundedResponseClassifier"]
 
@@ -109,15 +118,15 @@ class RoundedResponseClassifier(HeldOutProbaMetaEstimator):
 
     def __init__(
         self,
-        estimator,
-        task,
+        estimator: BaseEstimator,
+        task: DecisionTask,
         *,
-        m="auto",
-        rounding="random",
-        cv=None,
-        n_jobs=None,
-        random_state=None,
-    ):
+        m: str | int | None = "auto",
+        rounding: str = "random",
+        cv: int | BaseCrossValidator | Iterable[Any] | None = None,
+        n_jobs: int | None = None,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.estimator = estimator
         self.task = task
         self.m = m
@@ -137,7 +146,13 @@ class RoundedResponseClassifier(HeldOutProbaMetaEstimator):
     }
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_weight=None, **fit_params):
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        **fit_params: Any,
+    ) -> RoundedResponseClassifier:
         """Fit the estimator and the rounding on its held-out probabilities.
 
         Parameters
@@ -222,7 +237,7 @@ class RoundedResponseClassifier(HeldOutProbaMetaEstimator):
         self._forward_attributes()
         return self
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """The base estimator's class probabilities.
 
         Parameters
@@ -238,7 +253,7 @@ class RoundedResponseClassifier(HeldOutProbaMetaEstimator):
         check_is_fitted(self)
         return self.estimator_.predict_proba(X)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """Class labels: the base estimator's most probable class.
 
         Parameters
@@ -255,7 +270,7 @@ class RoundedResponseClassifier(HeldOutProbaMetaEstimator):
         check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
-    def predict_action(self, X):
+    def predict_action(self, X: ArrayLike) -> NDArray[np.intp]:
         """Actions of the rounding response ``r*_Z o tau_m`` (Definition 4.3).
 
         Parameters
@@ -273,7 +288,7 @@ class RoundedResponseClassifier(HeldOutProbaMetaEstimator):
         rounded = self.rounding_.transform(self.predict_proba(X)[:, 1])
         return self.task_.best_response(rounded)
 
-    def predict_action_proba(self, X):
+    def predict_action_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """The distribution of the action :meth:`predict` takes on each row.
 
         ``r*_Z o tau_m(p)`` of Definition 4.3: the best responses at the two
@@ -303,7 +318,9 @@ class RoundedResponseClassifier(HeldOutProbaMetaEstimator):
         np.add.at(action_proba, (rows, self.task_.best_response(upper)), prob_upper)
         return action_proba
 
-    def score(self, X, y, sample_weight=None):
+    def score(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> float:
         """Mean utility of the rounding response on ``(X, y)``; greater is better.
 
         The utility ``U[a, y]`` averaged over rows and, exactly, over the

@@ -1,8 +1,12 @@
 """The SCDL rounding response (Bairaktari et al., Definition 4.1 and Theorem 4.2)."""
 
+from __future__ import annotations
+
 import numbers
+from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils import check_array, check_random_state, column_or_1d
 from sklearn.utils.validation import check_is_fitted
@@ -31,8 +35,19 @@ ROUNDING_CONSTRAINTS = {
 }
 
 
-def check_m(owner):
-    """``owner.m`` checked: ``"auto"`` (None means the same) or an int."""
+def check_m(owner: Any) -> Literal["auto"] | int:
+    """``owner.m`` checked: ``"auto"`` (None means the same) or an int.
+
+    Parameters
+    ----------
+    owner : SCDLRounding or RoundedResponseClassifier
+        The estimator whose ``m`` is checked (named in the message).
+
+    Returns
+    -------
+    m : "auto" or int
+        ``"auto"`` for ``"auto"`` and None, else ``m`` as an int.
+    """
     if isinstance(owner.m, (bool, np.bool_)):
         raise ValueError(
             f"The 'm' parameter of {type(owner).__name__} must be a str among "
@@ -183,7 +198,13 @@ class SCDLRounding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     array([0.09375 , 0.296875, 0.796875])
     """
 
-    def __init__(self, *, m="auto", rounding="random", random_state=None):
+    def __init__(
+        self,
+        *,
+        m: str | int | None = "auto",
+        rounding: str = "random",
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.m = m
         self.rounding = rounding
         self.random_state = random_state
@@ -191,7 +212,9 @@ class SCDLRounding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     _parameter_constraints = dict(ROUNDING_CONSTRAINTS)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> SCDLRounding:
         """Measure SCDL on ``(y, X)`` and choose the grid.
 
         Parameters
@@ -247,7 +270,9 @@ class SCDLRounding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.swap_regret_bound_ = 2.0 * self.scdl_m_ + 2.0 / self.m_
         return self
 
-    def rounding_distribution(self, X):
+    def rounding_distribution(
+        self, X: ArrayLike
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """The distribution ``tau_m(p)`` of each rounded prediction.
 
         Each prediction goes to ``upper`` with probability ``prob_upper`` and
@@ -281,7 +306,7 @@ class SCDLRounding(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             return lower, upper, np.zeros_like(p)
         return lower, upper, scaled - index
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> NDArray[np.float64]:
         """Round each prediction at random (or down, for ``rounding="floor"``).
 
         Parameters

@@ -1,6 +1,11 @@
 """A decision task: best responses and swap regret (Bairaktari et al., eq. (1))."""
 
+from __future__ import annotations
+
+from typing import overload
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.utils import check_array, column_or_1d
 
 from .._validation import check_probability_matrix, check_sample_weight
@@ -51,7 +56,7 @@ class DecisionTask:
     0.5
     """
 
-    def __init__(self, utility):
+    def __init__(self, utility: ArrayLike) -> None:
         try:
             U = np.array(utility, dtype=np.float64)
         except (TypeError, ValueError):
@@ -78,11 +83,11 @@ class DecisionTask:
         self.utility = U
 
     @property
-    def n_actions(self):
+    def n_actions(self) -> int:
         return self.utility.shape[0]
 
     @property
-    def n_outcomes(self):
+    def n_outcomes(self) -> int:
         return self.utility.shape[1]
 
     def __repr__(self):
@@ -90,7 +95,7 @@ class DecisionTask:
         body = self.utility.tolist() if A * K <= 50 else f"<{A} x {K} array>"
         return f"{type(self).__name__}({body})"
 
-    def expected_utility(self, p):
+    def expected_utility(self, p: float | ArrayLike) -> NDArray[np.float64]:
         """Expected utility of every action under the predicted distribution.
 
         ``E_{y ~ p} U(a, y)``; for binary outcomes ``(1 - p) U[a, 0] + p U[a, 1]``.
@@ -112,7 +117,13 @@ class DecisionTask:
         values = P @ self.utility.T
         return values[0] if scalar else values
 
-    def best_response(self, p):
+    @overload
+    def best_response(self, p: float) -> int: ...
+
+    @overload
+    def best_response(self, p: ArrayLike) -> NDArray[np.intp]: ...
+
+    def best_response(self, p: float | ArrayLike) -> int | NDArray[np.intp]:
         """The best-response action ``r*_Z(p)`` of Bairaktari et al. (Section 1.1).
 
         The action maximising the expected utility when the prediction is
@@ -135,7 +146,9 @@ class DecisionTask:
             return int(np.argmax(values))
         return np.argmax(values, axis=1)
 
-    def swap_regret(self, actions, y, sample_weight=None):
+    def swap_regret(
+        self, actions: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> float:
         """Exact swap regret of the actions taken, on the weighted sample.
 
         Equation (1) of Bairaktari et al., on the weighted empirical distribution::
@@ -234,8 +247,27 @@ class DecisionTask:
         return y
 
 
-def check_indices(values, n_values, name, bound_name):
-    """1-D integer indices in ``{0, ..., n_values - 1}``, as ``intp``."""
+def check_indices(
+    values: ArrayLike, n_values: int, name: str, bound_name: str
+) -> NDArray[np.intp]:
+    """1-D integer indices in ``{0, ..., n_values - 1}``, as ``intp``.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_samples,)
+        Integer (or integral float, or boolean) indices.
+    n_values : int
+        The number of values an index can take.
+    name : str
+        The argument's name, for the messages.
+    bound_name : str
+        The name of ``n_values``, for the messages.
+
+    Returns
+    -------
+    indices : ndarray of shape (n_samples,) of intp
+        The indices.
+    """
     v = column_or_1d(np.asarray(values), warn=False)
     if v.dtype.kind == "b":
         v = v.astype(np.intp)

@@ -1,10 +1,21 @@
 """The picture of a calibration test: null distribution, statistic, threshold."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import clone
 
 from .._pyplot import import_pyplot
 from ._common import check_estimator_proba
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from sklearn.base import BaseEstimator
+
+    from ..tester import CalibrationTester, CalibrationTestResult
 
 __all__ = ["CalibrationTestDisplay"]
 
@@ -84,7 +95,9 @@ class CalibrationTestDisplay:
     'Calibration test: calibrated, p-value 0.15'
     """
 
-    def __init__(self, result, null_statistics=None):
+    def __init__(
+        self, result: CalibrationTestResult, null_statistics: ArrayLike | None = None
+    ) -> None:
         self.result = result
         self.null_statistics = (
             None
@@ -92,7 +105,7 @@ class CalibrationTestDisplay:
             else np.asarray(null_statistics, dtype=np.float64)
         )
 
-    def plot(self, ax=None):
+    def plot(self, ax: Axes | None = None) -> CalibrationTestDisplay:
         """Draw the test.
 
         Parameters
@@ -149,7 +162,13 @@ class CalibrationTestDisplay:
         return self
 
     @classmethod
-    def from_tester(cls, tester, *, null_statistics=None, ax=None):
+    def from_tester(
+        cls,
+        tester: CalibrationTester | CalibrationTestResult,
+        *,
+        null_statistics: ArrayLike | None = None,
+        ax: Axes | None = None,
+    ) -> CalibrationTestDisplay:
         """Draw a fitted tester's decision, or a result of one.
 
         Parameters
@@ -189,7 +208,15 @@ class CalibrationTestDisplay:
         return cls(result, null_statistics).plot(ax=ax)
 
     @classmethod
-    def from_predictions(cls, y_true, y_prob, *, sample_weight=None, tester=None, ax=None):
+    def from_predictions(
+        cls,
+        y_true: ArrayLike,
+        y_prob: ArrayLike,
+        *,
+        sample_weight: ArrayLike | None = None,
+        tester: CalibrationTester | None = None,
+        ax: Axes | None = None,
+    ) -> CalibrationTestDisplay:
         """Test the predictions for calibration and draw the test.
 
         Parameters
@@ -217,7 +244,16 @@ class CalibrationTestDisplay:
         return cls.from_tester(tester, ax=ax)
 
     @classmethod
-    def from_estimator(cls, estimator, X, y, *, sample_weight=None, tester=None, ax=None):
+    def from_estimator(
+        cls,
+        estimator: BaseEstimator,
+        X: ArrayLike,
+        y: ArrayLike,
+        *,
+        sample_weight: ArrayLike | None = None,
+        tester: CalibrationTester | None = None,
+        ax: Axes | None = None,
+    ) -> CalibrationTestDisplay:
         """Test a fitted classifier's ``predict_proba`` on ``(X, y)`` and draw it.
 
         Parameters

@@ -1,10 +1,20 @@
 """Class-wise reliability diagrams of multiclass predictions, on a grid."""
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .._pyplot import import_pyplot
 from ._common import check_estimator_proba, check_name, estimator_name
 from ._reliability import OVERLAYS, ReliabilityDisplay
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from sklearn.base import BaseEstimator
 
 __all__ = ["ClassWiseReliabilityDisplay"]
 
@@ -56,11 +66,19 @@ class ClassWiseReliabilityDisplay:
     (2, 2)
     """
 
-    def __init__(self, displays, classes):
+    def __init__(
+        self, displays: Sequence[ReliabilityDisplay], classes: NDArray[Any]
+    ) -> None:
         self.displays = displays
         self.classes = classes
 
-    def plot(self, ax=None, *, overlays=OVERLAYS, **kwargs):
+    def plot(
+        self,
+        ax: Axes | ArrayLike | None = None,
+        *,
+        overlays: str | Iterable[str] = OVERLAYS,
+        **kwargs: Any,
+    ) -> ClassWiseReliabilityDisplay:
         """Draw one diagram per class.
 
         Parameters
@@ -111,19 +129,19 @@ class ClassWiseReliabilityDisplay:
     @classmethod
     def from_predictions(
         cls,
-        y_true,
-        y_prob,
+        y_true: ArrayLike,
+        y_prob: ArrayLike,
         *,
-        labels=None,
-        sample_weight=None,
-        n_bins=10,
-        n_resamples=1000,
-        band_level=0.95,
-        random_state=None,
-        ax=None,
-        overlays=OVERLAYS,
-        **kwargs,
-    ):
+        labels: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
+        n_bins: int = 10,
+        n_resamples: int = 1000,
+        band_level: float = 0.95,
+        random_state: int | np.random.RandomState | None = None,
+        ax: Axes | ArrayLike | None = None,
+        overlays: str | Iterable[str] = OVERLAYS,
+        **kwargs: Any,
+    ) -> ClassWiseReliabilityDisplay:
         """Compute every class's diagram from multiclass predictions and plot them.
 
         Parameters
@@ -209,20 +227,20 @@ class ClassWiseReliabilityDisplay:
     @classmethod
     def from_estimator(
         cls,
-        estimator,
-        X,
-        y,
+        estimator: BaseEstimator,
+        X: ArrayLike,
+        y: ArrayLike,
         *,
-        sample_weight=None,
-        n_bins=10,
-        n_resamples=1000,
-        band_level=0.95,
-        random_state=None,
-        name=None,
-        ax=None,
-        overlays=OVERLAYS,
-        **kwargs,
-    ):
+        sample_weight: ArrayLike | None = None,
+        n_bins: int = 10,
+        n_resamples: int = 1000,
+        band_level: float = 0.95,
+        random_state: int | np.random.RandomState | None = None,
+        name: str | None = None,
+        ax: Axes | ArrayLike | None = None,
+        overlays: str | Iterable[str] = OVERLAYS,
+        **kwargs: Any,
+    ) -> ClassWiseReliabilityDisplay:
         """Plot every class's diagram of a fitted classifier on ``(X, y)``.
 
         The parameters are checked, as by :meth:`from_predictions`, before

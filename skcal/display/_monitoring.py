@@ -1,9 +1,20 @@
 """The e-process of a calibration monitor against the rows seen."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._pyplot import import_pyplot
 from ._common import check_estimator_proba
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from sklearn.base import BaseEstimator
+
+    from ..monitor import CalibrationMonitor
 
 __all__ = ["CalibrationMonitorDisplay"]
 
@@ -75,13 +86,20 @@ class CalibrationMonitorDisplay:
     'e-value (test martingale)'
     """
 
-    def __init__(self, history, alpha, *, alarm_at=None, weighted=False):
+    def __init__(
+        self,
+        history: ArrayLike,
+        alpha: float,
+        *,
+        alarm_at: float | None = None,
+        weighted: bool = False,
+    ) -> None:
         self.history = np.asarray(history, dtype=np.float64)
         self.alpha = alpha
         self.alarm_at = alarm_at
         self.weighted = weighted
 
-    def plot(self, ax=None):
+    def plot(self, ax: Axes | None = None) -> CalibrationMonitorDisplay:
         """Draw the e-process.
 
         Parameters
@@ -112,7 +130,9 @@ class CalibrationMonitorDisplay:
         return self
 
     @classmethod
-    def from_monitor(cls, monitor, *, ax=None):
+    def from_monitor(
+        cls, monitor: CalibrationMonitor, *, ax: Axes | None = None
+    ) -> CalibrationMonitorDisplay:
         """Draw a monitor that has seen data.
 
         Parameters
@@ -146,7 +166,15 @@ class CalibrationMonitorDisplay:
         ).plot(ax=ax)
 
     @classmethod
-    def from_predictions(cls, y_true, y_prob, *, sample_weight=None, monitor=None, ax=None):
+    def from_predictions(
+        cls,
+        y_true: ArrayLike,
+        y_prob: ArrayLike,
+        *,
+        sample_weight: ArrayLike | None = None,
+        monitor: CalibrationMonitor | None = None,
+        ax: Axes | None = None,
+    ) -> CalibrationMonitorDisplay:
         """Feed the rows, in order, to a fresh monitor and draw its e-process.
 
         Parameters
@@ -176,8 +204,15 @@ class CalibrationMonitorDisplay:
 
     @classmethod
     def from_estimator(
-        cls, estimator, X, y, *, sample_weight=None, monitor=None, ax=None
-    ):
+        cls,
+        estimator: BaseEstimator,
+        X: ArrayLike,
+        y: ArrayLike,
+        *,
+        sample_weight: ArrayLike | None = None,
+        monitor: CalibrationMonitor | None = None,
+        ax: Axes | None = None,
+    ) -> CalibrationMonitorDisplay:
         """Monitor a fitted classifier's ``predict_proba`` on rows in order.
 
         Parameters

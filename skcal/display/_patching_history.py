@@ -1,11 +1,23 @@
 """The history of utility patching: UC and Brier score after each patch."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from .._pyplot import import_pyplot
 from ._common import check_estimator_proba
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from sklearn.base import BaseEstimator
+
+    from ..recalibration import UtilityPatchingRecalibrator
 
 __all__ = ["PatchingHistoryDisplay"]
 
@@ -72,10 +84,10 @@ class PatchingHistoryDisplay:
     'patches made'
     """
 
-    def __init__(self, history):
+    def __init__(self, history: Mapping[str, Sequence[float] | NDArray[np.float64]]) -> None:
         self.history = history
 
-    def plot(self, ax=None):
+    def plot(self, ax: Axes | None = None) -> PatchingHistoryDisplay:
         """Draw the history.
 
         Parameters
@@ -125,7 +137,9 @@ class PatchingHistoryDisplay:
         return self
 
     @classmethod
-    def from_recalibrator(cls, recalibrator, *, ax=None):
+    def from_recalibrator(
+        cls, recalibrator: UtilityPatchingRecalibrator, *, ax: Axes | None = None
+    ) -> PatchingHistoryDisplay:
         """Draw the history of a fitted UtilityPatchingRecalibrator.
 
         Parameters
@@ -153,8 +167,14 @@ class PatchingHistoryDisplay:
 
     @classmethod
     def from_predictions(
-        cls, y_true, y_prob, *, sample_weight=None, recalibrator=None, ax=None
-    ):
+        cls,
+        y_true: ArrayLike,
+        y_prob: ArrayLike,
+        *,
+        sample_weight: ArrayLike | None = None,
+        recalibrator: UtilityPatchingRecalibrator | None = None,
+        ax: Axes | None = None,
+    ) -> PatchingHistoryDisplay:
         """Fit utility patching on predictions and draw its history.
 
         Parameters
@@ -183,8 +203,15 @@ class PatchingHistoryDisplay:
 
     @classmethod
     def from_estimator(
-        cls, estimator, X, y, *, sample_weight=None, recalibrator=None, ax=None
-    ):
+        cls,
+        estimator: BaseEstimator,
+        X: ArrayLike,
+        y: ArrayLike,
+        *,
+        sample_weight: ArrayLike | None = None,
+        recalibrator: UtilityPatchingRecalibrator | None = None,
+        ax: Axes | None = None,
+    ) -> PatchingHistoryDisplay:
         """Fit utility patching on a classifier's ``predict_proba`` and draw it.
 
         The classes of ``y`` are mapped to the columns of ``predict_proba``

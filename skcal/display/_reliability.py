@@ -1,6 +1,12 @@
 """The reliability diagram, with a calibrated-null band and the measures drawn in."""
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .._pyplot import import_pyplot
 from .._validation import check_binary_calibration_input
@@ -12,6 +18,10 @@ from ..metrics import (
 )
 from ._band import null_bin_frequencies, soft_bins
 from ._common import check_estimator_proba, check_int, check_name, estimator_name
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from sklearn.base import BaseEstimator
 
 __all__ = ["ReliabilityDisplay"]
 
@@ -137,19 +147,19 @@ class ReliabilityDisplay:
 
     def __init__(
         self,
-        prob_true,
-        prob_pred,
-        band,
-        y_prob,
-        sample_weight,
-        measures,
-        details,
+        prob_true: NDArray[np.float64],
+        prob_pred: NDArray[np.float64],
+        band: NDArray[np.float64] | None,
+        y_prob: NDArray[np.float64],
+        sample_weight: NDArray[np.float64],
+        measures: Mapping[str, float],
+        details: Mapping[str, Any],
         *,
-        estimator_name=None,
-        band_level=0.95,
-        top_label=False,
-        weighted=False,
-    ):
+        estimator_name: str | None = None,
+        band_level: float = 0.95,
+        top_label: bool = False,
+        weighted: bool = False,
+    ) -> None:
         self.prob_true = prob_true
         self.prob_pred = prob_pred
         self.band = band
@@ -164,7 +174,15 @@ class ReliabilityDisplay:
         w = np.asarray(sample_weight, dtype=np.float64)
         self.n_effective = w.sum() ** 2 / (w**2).sum()
 
-    def plot(self, ax=None, *, name=None, overlays=OVERLAYS, hist_ax=None, **kwargs):
+    def plot(
+        self,
+        ax: Axes | None = None,
+        *,
+        name: str | None = None,
+        overlays: str | Iterable[str] = OVERLAYS,
+        hist_ax: Axes | None = None,
+        **kwargs: Any,
+    ) -> ReliabilityDisplay:
         """Draw the diagram.
 
         Parameters
@@ -345,21 +363,21 @@ class ReliabilityDisplay:
     @classmethod
     def from_predictions(
         cls,
-        y_true,
-        y_prob,
+        y_true: ArrayLike,
+        y_prob: ArrayLike,
         *,
-        sample_weight=None,
-        pos_label=None,
-        labels=None,
-        n_bins=10,
-        n_resamples=1000,
-        band_level=0.95,
-        random_state=None,
-        name=None,
-        ax=None,
-        overlays=OVERLAYS,
-        **kwargs,
-    ):
+        sample_weight: ArrayLike | None = None,
+        pos_label: int | float | bool | str | None = None,
+        labels: ArrayLike | None = None,
+        n_bins: int = 10,
+        n_resamples: int = 1000,
+        band_level: float = 0.95,
+        random_state: int | np.random.RandomState | None = None,
+        name: str | None = None,
+        ax: Axes | None = None,
+        overlays: str | Iterable[str] = OVERLAYS,
+        **kwargs: Any,
+    ) -> ReliabilityDisplay:
         """Compute the curve, band and measures from predictions, and plot them.
 
         Parameters
@@ -490,20 +508,20 @@ class ReliabilityDisplay:
     @classmethod
     def from_estimator(
         cls,
-        estimator,
-        X,
-        y,
+        estimator: BaseEstimator,
+        X: ArrayLike,
+        y: ArrayLike,
         *,
-        sample_weight=None,
-        n_bins=10,
-        n_resamples=1000,
-        band_level=0.95,
-        random_state=None,
-        name=None,
-        ax=None,
-        overlays=OVERLAYS,
-        **kwargs,
-    ):
+        sample_weight: ArrayLike | None = None,
+        n_bins: int = 10,
+        n_resamples: int = 1000,
+        band_level: float = 0.95,
+        random_state: int | np.random.RandomState | None = None,
+        name: str | None = None,
+        ax: Axes | None = None,
+        overlays: str | Iterable[str] = OVERLAYS,
+        **kwargs: Any,
+    ) -> ReliabilityDisplay:
         """Plot the diagram of a fitted classifier's ``predict_proba`` on ``X``.
 
         The parameters are checked, as by :meth:`from_predictions`, before
@@ -561,8 +579,19 @@ class ReliabilityDisplay:
         )
 
 
-def check_overlays(overlays):
-    """``overlays`` as a tuple of known names, or a ValueError."""
+def check_overlays(overlays: str | Iterable[str]) -> tuple[str, ...]:
+    """``overlays`` as a tuple of known names, or a ValueError.
+
+    Parameters
+    ----------
+    overlays : str or iterable of str
+        Names among ``OVERLAYS``.
+
+    Returns
+    -------
+    overlays : tuple of str
+        The names, in the order given.
+    """
     if isinstance(overlays, str):
         overlays = (overlays,)
     overlays = tuple(overlays)

@@ -1,10 +1,21 @@
 """The eCDF of the utility calibration error over a family of utilities."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._pyplot import import_pyplot
 from ..metrics import utility_calibration_ecdf
 from ._common import check_estimator_proba, check_int, check_name, estimator_name
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from sklearn.base import BaseEstimator
+
+    from ..utilities import UtilityFamily
 
 __all__ = ["UtilityCalibrationDisplay"]
 
@@ -67,14 +78,22 @@ class UtilityCalibrationDisplay:
     'utility calibration error UC(f, u), u ~ rank'
     """
 
-    def __init__(self, errors, *, family_name=None, estimator_name=None):
+    def __init__(
+        self,
+        errors: ArrayLike,
+        *,
+        family_name: str | None = None,
+        estimator_name: str | None = None,
+    ) -> None:
         self.errors = np.asarray(errors, dtype=np.float64)
         self.family_name = family_name
         self.estimator_name = estimator_name
         self.levels, counts = np.unique(self.errors, return_counts=True)
         self.ecdf = np.cumsum(counts) / self.errors.shape[0]
 
-    def plot(self, ax=None, *, name=None, **kwargs):
+    def plot(
+        self, ax: Axes | None = None, *, name: str | None = None, **kwargs: Any
+    ) -> UtilityCalibrationDisplay:
         """Draw the eCDF as a step curve starting at ``(0, 0)``.
 
         Parameters
@@ -115,18 +134,18 @@ class UtilityCalibrationDisplay:
     @classmethod
     def from_predictions(
         cls,
-        y_true,
-        y_prob,
-        family="linear",
+        y_true: ArrayLike,
+        y_prob: ArrayLike,
+        family: str | UtilityFamily = "linear",
         *,
-        n_utilities=None,
-        random_state=None,
-        sample_weight=None,
-        labels=None,
-        name=None,
-        ax=None,
-        **kwargs,
-    ):
+        n_utilities: int | None = None,
+        random_state: int | np.random.RandomState | None = None,
+        sample_weight: ArrayLike | None = None,
+        labels: ArrayLike | None = None,
+        name: str | None = None,
+        ax: Axes | None = None,
+        **kwargs: Any,
+    ) -> UtilityCalibrationDisplay:
         """Compute the eCDF of ``UC(f, u)`` from predictions and plot it.
 
         Parameters
@@ -175,18 +194,18 @@ class UtilityCalibrationDisplay:
     @classmethod
     def from_estimator(
         cls,
-        estimator,
-        X,
-        y,
-        family="linear",
+        estimator: BaseEstimator,
+        X: ArrayLike,
+        y: ArrayLike,
+        family: str | UtilityFamily = "linear",
         *,
-        n_utilities=None,
-        random_state=None,
-        sample_weight=None,
-        name=None,
-        ax=None,
-        **kwargs,
-    ):
+        n_utilities: int | None = None,
+        random_state: int | np.random.RandomState | None = None,
+        sample_weight: ArrayLike | None = None,
+        name: str | None = None,
+        ax: Axes | None = None,
+        **kwargs: Any,
+    ) -> UtilityCalibrationDisplay:
         """Compute the eCDF of ``UC(f, u)`` for a fitted classifier and plot it.
 
         Uses ``estimator.predict_proba(X)``, with the columns labelled by

@@ -1,8 +1,13 @@
 """A deployed classifier's probabilities corrected online, one forecaster per bucket."""
 
+from __future__ import annotations
+
 import numbers
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils import check_random_state, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
@@ -11,6 +16,10 @@ from sklearn.utils.validation import check_is_fitted, indexable
 from .._compat import Interval, StrOptions, _fit_context
 from .._meta import HeldOutProbaMetaEstimator, check_cv_param
 from ._forecaster import OnlineMSRForecaster
+
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
+    from sklearn.model_selection import BaseCrossValidator
 
 __all__ = ["OnlineRecalibratedClassifier"]
 
@@ -126,15 +135,15 @@ class OnlineRecalibratedClassifier(HeldOutProbaMetaEstimator):
 
     def __init__(
         self,
-        estimator=None,
+        estimator: BaseEstimator | None = None,
         *,
-        n_bins=10,
-        horizon=None,
-        n_buckets="auto",
-        cv=5,
-        n_jobs=None,
-        random_state=None,
-    ):
+        n_bins: int = 10,
+        horizon: int | None = None,
+        n_buckets: str | int = "auto",
+        cv: int | BaseCrossValidator | Iterable[Any] | None = 5,
+        n_jobs: int | None = None,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.estimator = estimator
         self.n_bins = n_bins
         self.horizon = horizon
@@ -177,7 +186,7 @@ class OnlineRecalibratedClassifier(HeldOutProbaMetaEstimator):
         check_cv_param(self.cv)
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> OnlineRecalibratedClassifier:
         """Start over: fit (or take) the base classifier, then play ``(X, y)``.
 
         Parameters
@@ -197,7 +206,9 @@ class OnlineRecalibratedClassifier(HeldOutProbaMetaEstimator):
         return self.partial_fit(X, y)
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(
+        self, X: ArrayLike, y: ArrayLike, classes: ArrayLike | None = None
+    ) -> OnlineRecalibratedClassifier:
         """Report the outcomes ``y`` of the samples ``X``, in order.
 
         Parameters
@@ -301,7 +312,7 @@ class OnlineRecalibratedClassifier(HeldOutProbaMetaEstimator):
     def _bins(self, scores):
         return np.minimum((scores * self.n_bins).astype(np.intp), self.n_bins - 1)
 
-    def predict_mean(self, X):
+    def predict_mean(self, X: ArrayLike) -> NDArray[np.float64]:
         """The mean forecast of each sample's bucket (no random draw).
 
         Parameters
@@ -320,7 +331,7 @@ class OnlineRecalibratedClassifier(HeldOutProbaMetaEstimator):
         p = current[self._bins(scores)]
         return np.column_stack([1.0 - p, p])
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
         """Forecasts for the samples ``X``: a fresh random rounding per row.
 
         Row ``i`` gets its bucket's mean :meth:`predict_mean` rounded at
@@ -348,7 +359,7 @@ class OnlineRecalibratedClassifier(HeldOutProbaMetaEstimator):
         p = (k + up) / m
         return np.column_stack([1.0 - p, p])
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The class with the larger forecast probability (ties: ``classes_[0]``).
 
         Parameters

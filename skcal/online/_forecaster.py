@@ -1,8 +1,13 @@
 """The online forecaster with low maximum swap regret (Hu and Wu, Algorithm 1)."""
 
+from __future__ import annotations
+
 import numbers
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
@@ -158,8 +163,12 @@ class OnlineMSRForecaster(BaseEstimator):
     """
 
     def __init__(
-        self, horizon=None, *, n_buckets="auto", random_state=None
-    ):
+        self,
+        horizon: int | None = None,
+        *,
+        n_buckets: str | int = "auto",
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.horizon = horizon
         self.n_buckets = n_buckets
         self.random_state = random_state
@@ -218,7 +227,7 @@ class OnlineMSRForecaster(BaseEstimator):
             self._pending = (p_tilde, k + 1 if up else k)
         return self._pending
 
-    def predict(self):
+    def predict(self) -> float:
         """The forecast for the coming round (a probability of outcome 1).
 
         Rounds the round's ``p~_t`` at random to a neighbouring grid point on
@@ -233,7 +242,7 @@ class OnlineMSRForecaster(BaseEstimator):
         """
         return self._prepare()[1] / self.n_buckets_
 
-    def predict_mean(self):
+    def predict_mean(self) -> float:
         """The mean ``p~_t`` of the coming round's forecast.
 
         A function of the history alone (no coin): showing it does not
@@ -246,7 +255,7 @@ class OnlineMSRForecaster(BaseEstimator):
         """
         return self._prepare()[0]
 
-    def update(self, y):
+    def update(self, y: int | bool | float) -> OnlineMSRForecaster:
         """Receive the outcome of the round just forecast.
 
         Parameters
@@ -284,7 +293,11 @@ class OnlineMSRForecaster(BaseEstimator):
         self._pending = None
         return self
 
-    def run(self, outcomes, n_rounds=None):
+    def run(
+        self,
+        outcomes: ArrayLike | Callable[[NDArray[np.float64], NDArray[np.intp]], Any],
+        n_rounds: int | None = None,
+    ) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
         """Play a whole game against a fixed sequence or an adaptive adversary.
 
         Parameters
@@ -346,6 +359,7 @@ class OnlineMSRForecaster(BaseEstimator):
                 past_y.flags.writeable = False
                 y = check_outcome(adversary(past_p, past_y), "the adversary's outcome")
             else:
+                assert seq is not None  # a sequence when there is no adversary
                 y = int(seq[t])
             self.predict()
             self.update(y)
@@ -353,11 +367,11 @@ class OnlineMSRForecaster(BaseEstimator):
         return self._p[start:end].copy(), self._y[start:end].astype(np.intp)
 
     @property
-    def forecasts_(self):
+    def forecasts_(self) -> NDArray[np.float64]:
         return self._p[: self.n_rounds_].copy()
 
     @property
-    def outcomes_(self):
+    def outcomes_(self) -> NDArray[np.intp]:
         return self._y[: self.n_rounds_].astype(np.intp)
 
 

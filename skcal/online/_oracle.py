@@ -101,13 +101,25 @@ class ExpertOracle:
         self._base = None
 
     def weights(self):
-        """The distribution ``w_t`` over the experts for the coming round."""
+        """The distribution ``w_t`` over the experts for the coming round.
+
+        Returns
+        -------
+        weights : ndarray of shape (n_experts,)
+            Non-negative, summing to 1.
+        """
         self._base = np.exp(self.log_base)
         self._master = np.exp(self.log_master)
         return self._master @ self._base
 
     def update(self, loss):
-        """Take the round's losses (``-`` gains), each in ``[-1, 1]``."""
+        """Take the round's losses (``-`` gains), each in ``[-1, 1]``.
+
+        Parameters
+        ----------
+        loss : ndarray of shape (n_experts,)
+            The loss of each expert in this round.
+        """
         if self._base is None:
             self.weights()
         eta = self.eta[:, None]
@@ -122,7 +134,18 @@ class ExpertOracle:
         self._base = None
 
     def regret_bound(self, sum_sq_loss):
-        """The guaranteed regret against an expert with ``sum_t l_{t,i}^2``."""
+        """The guaranteed regret against an expert with ``sum_t l_{t,i}^2``.
+
+        Parameters
+        ----------
+        sum_sq_loss : float or array-like
+            ``sum_t l_{t,i}^2`` of the expert compared with.
+
+        Returns
+        -------
+        bound : float or ndarray
+            The regret bound, of the shape of ``sum_sq_loss``.
+        """
         L = np.asarray(sum_sq_loss, dtype=np.float64)[..., None]
         eta, mu, log_pi = self.eta, self.mu, self.log_prior
         const = np.sum(np.exp(log_pi) / mu)
@@ -136,7 +159,18 @@ class ExpertOracle:
 
 
 def logsumexp_rows(z):
-    """``log(sum(exp(z)))`` along the last axis, kept as a column."""
+    """``log(sum(exp(z)))`` along the last axis, kept as a column.
+
+    Parameters
+    ----------
+    z : ndarray
+        Finite values.
+
+    Returns
+    -------
+    lse : ndarray
+        Of the shape of ``z`` with a last axis of length 1.
+    """
     top = z.max(axis=-1, keepdims=True)
     return top + np.log(np.exp(z - top).sum(axis=-1, keepdims=True))
 
@@ -146,6 +180,18 @@ def normaliser(a, mu):
 
     ``f(lam) = logsumexp(a - mu lam)`` is convex and decreasing, so Newton's
     method converges monotonically after its first step.
+
+    Parameters
+    ----------
+    a : ndarray of shape (n,)
+        The unnormalised log weights.
+    mu : ndarray of shape (n,)
+        Positive learning rates.
+
+    Returns
+    -------
+    lam : float
+        The multiplier.
     """
     lam = 0.0
     for _ in range(60):
@@ -169,7 +215,21 @@ def tents(p_tilde, m):
     ``tent_k(p) = max(0, 1 - |m p - k|)`` for ``k = 0..m`` (the triangular
     weights of the soft-binned calibration error): non-zero at ``k =
     floor(m p)`` and ``k + 1`` only, summing to 1, and ``sum_k tent_k(p) k/m
-    = p``. Returns ``(k, 1 - frac), (k + 1, frac)`` with ``k <= m - 1``.
+    = p``.
+
+    Parameters
+    ----------
+    p_tilde : float
+        A prediction in ``[0, 1]``.
+    m : int
+        The grid size.
+
+    Returns
+    -------
+    k : int
+        The lower grid point, ``k <= m - 1``: ``tent_k = 1 - frac``.
+    frac : float
+        The weight ``tent_{k+1}`` of the upper grid point ``k + 1``.
     """
     x = p_tilde * m
     k = min(int(math.floor(x)), m - 1)
@@ -194,6 +254,16 @@ def step3(v):
 
     So step 3 is solved exactly by one deterministic point (``epsilon = 0``
     in Lemma 5.6 of Hu and Wu, up to floating-point rounding), in ``O(m)``.
+
+    Parameters
+    ----------
+    v : ndarray of shape (m + 1,)
+        The weight differences at the grid points.
+
+    Returns
+    -------
+    p_tilde : float
+        The point, in ``[0, 1]``.
     """
     m = v.shape[0] - 1
     if v[0] >= 0:
@@ -210,12 +280,36 @@ def step3(v):
 
 
 def auto_buckets(horizon):
-    """``m = round(sqrt(T) / ln T)``, at least 2 (Theorem 5.1 of Hu and Wu)."""
+    """``m = round(sqrt(T) / ln T)``, at least 2 (Theorem 5.1 of Hu and Wu).
+
+    Parameters
+    ----------
+    horizon : int
+        The number of rounds ``T``, at least 2.
+
+    Returns
+    -------
+    m : int
+        The number of buckets.
+    """
     return max(2, int(round(math.sqrt(horizon) / math.log(horizon))))
 
 
 def check_outcome(y, name="y"):
-    """A binary outcome as 0 or 1, or a ValueError naming ``name``."""
+    """A binary outcome as 0 or 1, or a ValueError naming ``name``.
+
+    Parameters
+    ----------
+    y : bool, int or float
+        The outcome.
+    name : str, default="y"
+        What ``y`` is, for the messages.
+
+    Returns
+    -------
+    y : int
+        0 or 1.
+    """
     if isinstance(y, (bool, np.bool_)):
         return int(y)
     if isinstance(y, numbers.Real) and not isinstance(y, numbers.Integral):

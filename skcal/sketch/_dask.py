@@ -15,8 +15,11 @@ partitions saw, so the answer and the errors are those of the in-memory
 call on the concatenated data.
 """
 
+from __future__ import annotations
+
 import numbers
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +31,9 @@ from .._validation import (
     unique_labels,
 )
 
+if TYPE_CHECKING:
+    from ._sketch import CalibrationSketch
+
 __all__ = ["dask_sketch", "is_dask_collection"]
 
 # max_size="auto": exact up to this many distinct predictions. The exact
@@ -37,22 +43,35 @@ __all__ = ["dask_sketch", "is_dask_collection"]
 AUTO_MAX_SIZE = 1 << 22
 
 
-def is_dask_collection(x):
-    """True when ``x`` is a Dask collection (array, dataframe, series), without importing Dask."""
+def is_dask_collection(x: object) -> bool:
+    """Whether ``x`` is a Dask collection (array, dataframe, series).
+
+    Read from the type's module, so that Dask is never imported for it.
+
+    Parameters
+    ----------
+    x : object
+        Any input.
+
+    Returns
+    -------
+    is_dask : bool
+        True for a Dask collection.
+    """
     return type(x).__module__.partition(".")[0] == "dask"
 
 
 def dask_sketch(
-    y_true,
-    y_prob,
-    sample_weight=None,
+    y_true: Any,
+    y_prob: Any,
+    sample_weight: Any = None,
     *,
-    max_size="auto",
-    pos_label=None,
-    multiclass="top-label",
-    labels=None,
-    split_every=4,
-):
+    max_size: int | str | None = "auto",
+    pos_label: int | float | bool | str | None = None,
+    multiclass: str = "top-label",
+    labels: Any = None,
+    split_every: int = 4,
+) -> CalibrationSketch:
     """Build the calibration sketch of Dask data, one partition at a time.
 
     Each partition (a chunk of a ``dask.array``, a partition of a

@@ -1,11 +1,14 @@
 """A mergeable summary of binary calibration data: :class:`CalibrationSketch`."""
 
+from __future__ import annotations
+
 import numbers
 import struct
 import threading
 import zlib
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._grouped import (
     MAX_LEVEL,
@@ -177,15 +180,15 @@ class CalibrationSketch:
 
     def __init__(
         self,
-        y_true=None,
-        y_prob=None,
-        sample_weight=None,
+        y_true: ArrayLike | None = None,
+        y_prob: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
         *,
-        max_size=None,
-        pos_label=None,
-        multiclass="top-label",
-        labels=None,
-    ):
+        max_size: int | None = None,
+        pos_label: int | float | bool | str | None = None,
+        multiclass: str = "top-label",
+        labels: ArrayLike | None = None,
+    ) -> None:
         self._max_size = _check_max_size(max_size)
         self.pos_label = pos_label
         self.multiclass = multiclass
@@ -224,29 +227,29 @@ class CalibrationSketch:
         return out
 
     @property
-    def exact(self):
+    def exact(self) -> bool:
         return isinstance(self._state, _Exact)
 
     @property
-    def max_size(self):
+    def max_size(self) -> int | None:
         return self._max_size
 
     @property
-    def level(self):
+    def level(self) -> int | None:
         return None if self.exact else self._state.level
 
     @property
-    def n_samples(self):
+    def n_samples(self) -> int:
         return self._n_rows
 
     @property
-    def n_values(self):
+    def n_values(self) -> int:
         if self._n_rows == 0:
             return 0
         return len(self.grouped_statistic())
 
     @property
-    def total_weight(self):
+    def total_weight(self) -> float:
         return self._snapshot()[0].total()
 
     def __repr__(self):
@@ -258,7 +261,9 @@ class CalibrationSketch:
 
     # --- building -------------------------------------------------------------
 
-    def update(self, y_true, y_prob, sample_weight=None):
+    def update(
+        self, y_true: ArrayLike, y_prob: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> CalibrationSketch:
         """Add rows, validated as the measures validate them; returns self.
 
         Thread-safe: updates, merges and :meth:`to_bytes` from several
@@ -280,6 +285,7 @@ class CalibrationSketch:
         Returns
         -------
         self : CalibrationSketch
+            The sketch itself, holding the new rows too.
 
         Examples
         --------
@@ -329,7 +335,7 @@ class CalibrationSketch:
             self._statistic = None
         return self
 
-    def merge(self, other):
+    def merge(self, other: CalibrationSketch) -> CalibrationSketch:
         """The sketch of the data of both (a new sketch; neither changes).
 
         Associative and commutative, bit for bit (for equal ``max_size``);
@@ -339,10 +345,13 @@ class CalibrationSketch:
         Parameters
         ----------
         other : CalibrationSketch
+            The sketch to merge with; its options (``pos_label``...) are
+            not used.
 
         Returns
         -------
         merged : CalibrationSketch
+            A new sketch of the rows of both.
 
         Examples
         --------
@@ -391,7 +400,7 @@ class CalibrationSketch:
 
     # --- reading -----------------------------------------------------------------
 
-    def grouped_statistic(self):
+    def grouped_statistic(self) -> GroupedStatistic:
         """The grouped statistic every measure reads (see the class docstring).
 
         Returns
@@ -423,7 +432,7 @@ class CalibrationSketch:
                 self._statistic = GroupedStatistic(values, weights, pos.to_float())
             return self._statistic
 
-    def error_bounds(self):
+    def error_bounds(self) -> dict[str, float]:
         """Bound on the error compaction introduced, per measure (0.0 if exact).
 
         See the class docstring for the derivations; the bounds are for each
@@ -495,7 +504,7 @@ class CalibrationSketch:
 
     # --- bytes and pickling ------------------------------------------------------
 
-    def to_bytes(self):
+    def to_bytes(self) -> bytes:
         """Serialise to a versioned binary layout (no pickle).
 
         Layout (little-endian): the 8 magic bytes ``SKCALSKT``; uint16
@@ -514,6 +523,8 @@ class CalibrationSketch:
         Returns
         -------
         blob : bytes
+            The sketch's state in the layout above, to be read back by
+            :meth:`from_bytes`.
 
         Examples
         --------
@@ -551,7 +562,14 @@ class CalibrationSketch:
         return body + struct.pack("<I", zlib.crc32(body))
 
     @classmethod
-    def from_bytes(cls, blob, *, pos_label=None, multiclass="top-label", labels=None):
+    def from_bytes(
+        cls,
+        blob: bytes | bytearray | memoryview,
+        *,
+        pos_label: int | float | bool | str | None = None,
+        multiclass: str = "top-label",
+        labels: ArrayLike | None = None,
+    ) -> CalibrationSketch:
         """Read a sketch written by :meth:`to_bytes`.
 
         Every invariant of the format is checked, not only the checksum:
@@ -563,13 +581,20 @@ class CalibrationSketch:
 
         Parameters
         ----------
-        blob : bytes
-        pos_label, multiclass, labels
-            Options for later :meth:`update` calls (not stored in the bytes).
+        blob : bytes, bytearray or memoryview
+            The bytes :meth:`to_bytes` wrote.
+        pos_label : int, float, bool, str or None, default=None
+            Option for later :meth:`update` calls (not stored in the bytes),
+            as for the measures.
+        multiclass : {"top-label", "raise"}, default="top-label"
+            Option for later :meth:`update` calls, as ``pos_label``.
+        labels : array-like of shape (n_classes,), default=None
+            Option for later :meth:`update` calls, as ``pos_label``.
 
         Returns
         -------
         sketch : CalibrationSketch
+            The sketch the bytes hold.
 
         Raises
         ------

@@ -1,15 +1,28 @@
 """The answer of a calibration test: :class:`CalibrationTestResult`."""
 
-from dataclasses import dataclass
+from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from numpy.typing import ArrayLike
 from sklearn.base import clone
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..display import CalibrationTestDisplay
 
 
 @dataclass(frozen=True, repr=False)
-class CalibrationTestResult:
+class CalibrationTestResult:  # numpydoc ignore=PR02
     """The decision of a :class:`CalibrationTester`, with what it rests on.
 
-    Attributes
+    A frozen record that :meth:`CalibrationTester.decide` and
+    :meth:`CalibrationTester.fit` (``result_``) build; each parameter is kept
+    as the attribute of the same name.
+
+    Parameters
     ----------
     calibrated : bool
         The decision: ``True`` ("yes") when ``statistic <= threshold``.
@@ -45,16 +58,16 @@ class CalibrationTestResult:
         The measure's name.
     method : str
         ``"resample"``, ``"theorem 3"`` or ``"theorem 4"``.
-    n_resamples : int or None
+    n_resamples : int or None, default=None
         Resamples drawn (resample mode); None in theory mode.
-    min_epsilon_measure : float or None
+    min_epsilon_measure : float or None, default=None
         The certified bound in the scale of the measure tested: the
         smallest value of the measure, of the outcome law on these
         predictions, that the test detects with probability at least
         ``1 - alpha`` (see :class:`CalibrationTester`, Notes); when the test
         says "calibrated" the data certify the measure is below it.
         "smce", "dce" and "cutoff" only.
-    interval : tuple of float or None
+    interval : tuple of float or None, default=None
         ``(low, high)``, the confidence interval at confidence
         ``1 - alpha`` of the measure tested, from its ``interval`` method
         (default method; what it guarantees is in that method's docstring
@@ -63,7 +76,7 @@ class CalibrationTestResult:
         dCE (whose interval solves a linear program per resample: call
         ``LowerDistanceToCalibration().interval`` for it), or when the
         input cannot be resampled (a sketch without row counts).
-    target : str or None
+    target : str or None, default=None
         What the numbers are about when it is not plain binary input:
         ``"top-label"`` for multiclass input to a binary measure, or the
         utility's name; every number shown is labelled with it.
@@ -92,18 +105,18 @@ class CalibrationTestResult:
     calibrated: bool
     statistic: float
     threshold: float
-    p_value: float
+    p_value: float | None
     alpha: float
-    epsilon: float
+    epsilon: float | None
     tolerance: float
-    min_epsilon: float
+    min_epsilon: float | None
     n: int
     measure: str
     method: str
-    n_resamples: int = None
-    min_epsilon_measure: float = None
-    interval: tuple = None
-    target: str = None
+    n_resamples: int | None = None
+    min_epsilon_measure: float | None = None
+    interval: tuple[float, float] | None = None
+    target: str | None = None
 
     def __repr__(self):
         def show(value):
@@ -161,7 +174,7 @@ class CalibrationTestResult:
             parts.append(certificate)
         return "; ".join(parts)
 
-    def summary(self):
+    def summary(self) -> str:
         """The result as a few lines of text for people.
 
         Returns
@@ -229,7 +242,9 @@ class CalibrationTestResult:
             f"<table class='skcal-test-result'>{body}</table></div>"
         )
 
-    def plot(self, ax=None, *, null_statistics=None):
+    def plot(
+        self, ax: Axes | None = None, *, null_statistics: ArrayLike | None = None
+    ) -> CalibrationTestDisplay:
         """Draw the statistic, the threshold and the verdict (needs matplotlib).
 
         A result does not keep the resampled null statistics; pass them
@@ -239,11 +254,26 @@ class CalibrationTestResult:
         Parameters
         ----------
         ax : matplotlib Axes, default=None
-        null_statistics : array-like, default=None
+            Axes to draw on; a new figure when None.
+        null_statistics : array-like of shape (n_resamples,), default=None
+            The measure on each data set resampled under calibration (a
+            fitted tester's ``null_statistics_``); only the statistic and the
+            threshold are drawn when None.
 
         Returns
         -------
         display : CalibrationTestDisplay
+            The display, drawn.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> from skcal import CalibrationTester
+        >>> result = CalibrationTester(threshold="theory", epsilon=0.9).decide(
+        ...     [0, 1, 1, 0] * 50, [0.5] * 200)
+        >>> result.plot().ax_.get_title()
+        'Calibration test: calibrated'
         """
         from ..display import CalibrationTestDisplay
 
