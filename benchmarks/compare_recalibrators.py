@@ -358,12 +358,8 @@ def methods(quick):
     out = {"none": lambda P_cal, y_cal, P_test: P_test}
     auto = skcal_method(lambda labels: AutoRecalibrator(labels, random_state=0))
     out["skcal auto"] = auto
-    out["auto-variant argmin"] = auto_argmin(auto)
     out.update({name: skcal_method(cls) for name, cls in SKCAL.items()})
     out.update(peers(quick))
-    if "probmetrics logistic" in out:
-        out["auto-variant argmin+sms"] = auto_argmin_plus(
-            auto, "sms", out["probmetrics logistic"])
     return out
 
 
@@ -732,6 +728,9 @@ def main():
     parser.add_argument("--quick", action="store_true",
                         help="3 data sets, 2 models, 3 splits")
     parser.add_argument("--splits", type=int, default=None)
+    parser.add_argument("--first-split", type=int, default=0,
+                        help="compute splits from this one on (to share a run between "
+                        "processes; each (case, split) is cached separately)")
     parser.add_argument("--cached-only", action="store_true",
                         help="print the tables of the cases already in the cache")
     parser.add_argument("--cache", default=os.path.join(
@@ -759,7 +758,7 @@ def main():
     results = {}
     # split by split over every case, so that an interrupted run has every
     # case on its first splits
-    for split in range(splits):
+    for split in range(0 if args.cached_only else args.first_split, splits):
         for data_name, (X, y) in data.items():
             for model_name, make_model in models(args.quick).items():
                 case = f"{data_name} / {model_name}"
