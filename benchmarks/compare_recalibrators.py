@@ -439,6 +439,99 @@ def check_peers(n_cases=200, seed=0):
           + f"; largest betacal - skcal {beta_gap:.2e}")
 
 
+# (data set, model, split): the (case, split) pairs of the 5-split run where
+# the two temperature scalings differed most in test log-loss, of each kind
+# (exact zeros from GaussianNB / random forests; the overfitted MLP)
+TEMPERATURE_PAIRS = [
+    ("breast_cancer", "GaussianNB", 1),
+    ("breast_cancer", "RandomForest", 3),
+    ("digits", "GaussianNB", 1),
+    ("synthetic C=10 n=12000", "RandomForest", 1),
+    ("synthetic C=2 n=4000", "MLP (overfitted)", 1),
+    ("synthetic C=3 n=3000", "MLP (overfitted)", 2),
+    ("synthetic C=5 n=8000", "MLP (overfitted)", 4),
+    ("synthetic C=10 n=12000", "MLP (overfitted)", 2),
+]
+
+
+def _temperature_nll(L, y, beta):
+    """Mean of ``-log softmax(beta * L)[i, y_i]`` over the rows, computed
+    directly (``L`` may hold ``-inf``: a class of probability 0 stays at 0)."""
+    from scipy.special import logsumexp
+
+    rows = np.arange(y.shape[0])
+    with np.errstate(invalid="ignore"):
+        S = beta * L
+    return float(np.mean(logsumexp(S, axis=1) - S[rows, y]))
+
+
+def _argmin_beta(L, y):
+    """The inverse temperature minimising ``_temperature_nll``: a grid of 2,401
+    points over ``log beta`` in [-8, 4], then a bounded Brent search between
+    the best grid point's neighbours (the loss is convex in ``beta``)."""
+    from scipy.optimize import minimize_scalar
+
+    grid = np.linspace(-8.0, 4.0, 2401)
+    values = [_temperature_nll(L, y, np.exp(t)) for t in grid]
+    i = int(np.argmin(values))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.shape[0] - 1)]
+    result = minimize_scalar(lambda t: _temperature_nll(L, y, np.exp(t)), bounds=(lo, hi),
+                             method="bounded", options={"xatol": 1e-10})
+    return float(np.exp(result.x))
+
+
+def check_temperature(pairs=TEMPERATURE_PAIRS):
+    """skcal's and scikit-learn's temperature scaling against the maximum of
+    the calibration rows' likelihood in the temperature.
+
+    The model is ``softmax(log(P) / T)``. Exactly, a probability of 0 stays 0
+    for every finite ``T`` and a row whose observed class has probability 0
+    has likelihood 0 whatever ``T``: such rows are counted and left out of
+    the exact objective (they add the same infinite loss at every ``T``).
+    The two implementations floor the logarithm instead: skcal uses
+    ``log(max(p, 2.2e-16))``, scikit-learn ``log(p + 1e-12)`` (and, for 2
+    classes, the columns ``1 - p_1, p_1``). For each pair: the fitted
+    inverse temperatures, the minimiser of each floored objective and of the
+    exact one (found here by a grid and Brent's method, not by either
+    implementation), and the exact calibration-row log-loss at each.
+    """
+    from skcal.recalibration._common import SklearnRecalibrator
+
+    data = datasets(False)
+    all_models = models(False)
+    print(f"{'case, split':<42}{'rows':>6}{'p<1e-12':>9}{'p_y=0':>7}"
+          f"{'beta skcal':>12}{'own opt':>10}{'beta sklearn':>13}{'own opt':>10}"
+          f"{'beta exact':>12}{'exact log-loss: skcal':>23}{'sklearn':>10}{'optimum':>10}"
+          f"{'test: skcal':>13}{'sklearn':>10}")
+    for data_name, model_name, split in pairs:
+        X, y = data[data_name]()
+        P_cal, y_cal, P_test, y_test, _ = case_probabilities(
+            X, y, all_models[model_name], split)
+        rows = np.arange(y_cal.shape[0])
+        ours = TemperatureScaling(labels=np.arange(P_cal.shape[1])).fit(P_cal, y_cal)
+        theirs = SklearnRecalibrator("temperature").fit(P_cal, y_cal)
+        b_ours = 1.0 / ours.temperature_
+        b_theirs = float(theirs.calibrator_.calibrated_classifiers_[0].calibrators[0].beta_)
+        # the floored objectives, rebuilt here from their definitions
+        L_ours = np.log(np.maximum(P_cal, np.finfo(np.float64).eps))
+        Q = P_cal if P_cal.shape[1] > 2 else np.column_stack([1 - P_cal[:, 1], P_cal[:, 1]])
+        L_theirs = np.log(Q + 1e-12)
+        with np.errstate(divide="ignore"):
+            L_exact = np.log(P_cal)
+        keep = P_cal[rows, y_cal] > 0
+        exact = _argmin_beta(L_exact[keep], y_cal[keep])
+        nll = [_temperature_nll(L_exact[keep], y_cal[keep], b) for b in (b_ours, b_theirs, exact)]
+        with np.errstate(divide="ignore"):
+            test = [float(np.mean(-np.log(m.predict_proba(P_test)[
+                np.arange(y_test.shape[0]), y_test]))) for m in (ours, theirs)]
+        print(f"{data_name + ' / ' + model_name + ', ' + str(split):<42}"
+              f"{y_cal.shape[0]:>6}{np.mean(P_cal < 1e-12):>9.3f}{np.sum(~keep):>7}"
+              f"{b_ours:>12.5f}{_argmin_beta(L_ours, y_cal):>10.5f}"
+              f"{b_theirs:>13.5f}{_argmin_beta(L_theirs, y_cal):>10.5f}{exact:>12.5f}"
+              f"{nll[0]:>23.6f}{nll[1]:>10.6f}{nll[2]:>10.6f}"
+              f"{test[0]:>13.6f}{test[1]:>10.6f}", flush=True)
+
+
 # --- metrics ---------------------------------------------------------------------
 
 
@@ -475,6 +568,21 @@ def cache_path(cache, data_name, model_name, split):
     return os.path.join(cache, name.replace(" ", "_").replace("/", "-"))
 
 
+def case_probabilities(X, y, make_model, split):
+    """The base model's probabilities of split ``split``: ``(P_cal, y_cal,
+    P_test, y_test, n_train)``, ``y`` encoded as column indices."""
+    classes, y = np.unique(y, return_inverse=True)
+    X_train, X_rest, y_train, y_rest = train_test_split(
+        X, y, train_size=0.5, stratify=y, random_state=split)
+    X_cal, X_test, y_cal, y_test = train_test_split(
+        X_rest, y_rest, train_size=0.5, stratify=y_rest, random_state=split)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = make_model().fit(X_train, y_train)
+        return (model.predict_proba(X_cal), y_cal, model.predict_proba(X_test), y_test,
+                int(y_train.shape[0]))
+
+
 def run_case(data_name, X, y, model_name, make_model, split, all_methods, cache):
     path = cache_path(cache, data_name, model_name, split)
     done = {}
@@ -484,16 +592,9 @@ def run_case(data_name, X, y, model_name, make_model, split, all_methods, cache)
     todo = [m for m in all_methods if m not in done]
     if not todo:
         return done
-    classes, y = np.unique(y, return_inverse=True)
-    X_train, X_rest, y_train, y_rest = train_test_split(
-        X, y, train_size=0.5, stratify=y, random_state=split)
-    X_cal, X_test, y_cal, y_test = train_test_split(
-        X_rest, y_rest, train_size=0.5, stratify=y_rest, random_state=split)
+    P_cal, y_cal, P_test, y_test, n_train = case_probabilities(X, y, make_model, split)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = make_model().fit(X_train, y_train)
-        P_cal = model.predict_proba(X_cal)
-        P_test = model.predict_proba(X_test)
         auto = all_methods.get("skcal auto")
         if "skcal auto" in done and "scores" in done["skcal auto"] and auto is not None:
             # the variants read auto's out-of-fold scores of this split
@@ -515,7 +616,7 @@ def run_case(data_name, X, y, model_name, make_model, split, all_methods, cache)
                 result = {"error": f"{type(error).__name__}: {error}"[:200]}
             result["seconds"] = time.process_time() - start
             done[name] = result
-        done["_sizes"] = {"train": int(y_train.shape[0]), "cal": int(y_cal.shape[0]),
+        done["_sizes"] = {"train": n_train, "cal": int(y_cal.shape[0]),
                           "test": int(y_test.shape[0]), "classes": int(P_cal.shape[1])}
     with open(path, "w") as f:
         json.dump(done, f)
@@ -739,9 +840,14 @@ def main():
                         help="with --cached-only: the summary tables as Markdown")
     parser.add_argument("--check-peers", action="store_true",
                         help="compare peers and skcal's same-named methods to references")
+    parser.add_argument("--check-temperature", action="store_true",
+                        help="both temperature scalings against the likelihood's maximum")
     args = parser.parse_args()
     if args.check_peers:
         check_peers()
+        return
+    if args.check_temperature:
+        check_temperature()
         return
     splits = args.splits or (3 if args.quick else 10)
     os.makedirs(args.cache, exist_ok=True)
@@ -756,6 +862,7 @@ def main():
     print("peer packages: " + ", ".join(_versions()))
     data = {name: load() for name, load in datasets(args.quick).items()}
     results = {}
+    cached = {}  # --cached-only: split -> case -> result
     # split by split over every case, so that an interrupted run has every
     # case on its first splits
     for split in range(0 if args.cached_only else args.first_split, splits):
@@ -766,16 +873,26 @@ def main():
                 if args.cached_only:  # read only, compute nothing
                     if os.path.exists(path):
                         with open(path) as f:
-                            results.setdefault(case, []).append(json.load(f))
+                            cached.setdefault(split, {})[case] = json.load(f)
                     continue
                 results.setdefault(case, []).append(run_case(
                     data_name, X, y, model_name, make_model, split, all_methods, args.cache))
         if not args.cached_only:
             print(f"done: split {split} ({time.strftime('%H:%M:%S')})", flush=True)
     if args.cached_only:
-        n = min(len(r) for r in results.values()) if results else 0
-        results = {case: r[:n] for case, r in results.items() if len(r) >= n}
-        splits = n
+        # the splits that every case has (two processes may fill different
+        # splits): each case is then paired over the same splits
+        n_cases = len(data) * len(models(args.quick))
+        complete = [k for k in sorted(cached) if len(cached[k]) == n_cases]
+        for k in complete:
+            for case, result in cached[k].items():
+                results.setdefault(case, []).append(result)
+        splits = len(complete)
+        print(f"splits complete for all {n_cases} cases: {complete}"
+              + (f"; partial: {sorted(set(cached) - set(complete))}"
+                 if set(cached) - set(complete) else ""))
+        if not results:
+            return
         seconds = sum(r[m]["seconds"] for rs in results.values() for r in rs
                       for m in r if not m.startswith("_"))
         print(f"{sum(len(r) for r in results.values())} (case, split) results read; the "
