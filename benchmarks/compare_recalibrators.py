@@ -480,7 +480,7 @@ def _argmin_beta(L, y):
     return float(np.exp(result.x))
 
 
-def check_temperature(pairs=TEMPERATURE_PAIRS):
+def check_temperature(pairs=None):
     """skcal's and scikit-learn's temperature scaling against the maximum of
     the calibration rows' likelihood in the temperature.
 
@@ -497,6 +497,7 @@ def check_temperature(pairs=TEMPERATURE_PAIRS):
     """
     from skcal.recalibration._common import SklearnRecalibrator
 
+    pairs = TEMPERATURE_PAIRS if pairs is None else pairs
     data = datasets(False)
     all_models = models(False)
     print(f"{'case, split':<42}{'rows':>6}{'p<1e-12':>9}{'p_y=0':>7}"
@@ -530,6 +531,28 @@ def check_temperature(pairs=TEMPERATURE_PAIRS):
               f"{b_theirs:>13.5f}{_argmin_beta(L_theirs, y_cal):>10.5f}{exact:>12.5f}"
               f"{nll[0]:>23.6f}{nll[1]:>10.6f}{nll[2]:>10.6f}"
               f"{test[0]:>13.6f}{test[1]:>10.6f}", flush=True)
+        # the test log-loss of the map softmax(beta * log(floored P)), for each
+        # floor and each of the three inverse temperatures: which of the two
+        # (floor, temperature) explains the difference on the test rows
+        Qt = P_test if P_test.shape[1] > 2 else np.column_stack(
+            [1 - P_test[:, 1], P_test[:, 1]])
+        with np.errstate(divide="ignore"):
+            floors = {"exact log": np.log(P_test),
+                      "max(p, 2.2e-16)": np.log(np.maximum(P_test, np.finfo(np.float64).eps)),
+                      "p + 1e-12": np.log(Qt + 1e-12)}
+        cells = []
+        for floor, L in floors.items():
+            values = [_temperature_nll(L, y_test, b) for b in (b_ours, b_theirs, exact)]
+            cells.append(f"{floor} " + "/".join(f"{v:.6f}" for v in values))
+        # floored only where the log is -inf: log(max(p, 2.2e-308)), fitted by
+        # its own maximum likelihood on all the calibration rows
+        tiny = np.finfo(np.float64).tiny
+        b_tiny = _argmin_beta(np.log(np.maximum(P_cal, tiny)), y_cal)
+        cells.append(f"max(p, 2.2e-308) at its own optimum beta {b_tiny:.5f}: "
+                     f"{_temperature_nll(np.log(np.maximum(P_test, tiny)), y_test, b_tiny):.6f}")
+        print("    test log-loss at beta skcal/sklearn/exact, log of: " + "; ".join(cells)
+              + f" ({np.sum(P_test[np.arange(y_test.shape[0]), y_test] == 0)} test rows "
+              "with p_y = 0)", flush=True)
 
 
 # --- metrics ---------------------------------------------------------------------
