@@ -18,11 +18,9 @@ calibration paper), venn-abers (``VennAbersCalibrator``, inductive; its
 default one-vs-one reduction), splinecalib (its own one-vs-rest, normalised),
 dirichletcal (``FullDirichletCalibrator``, ``reg_lambda = reg_mu = 1e-3``),
 netcal's BBQ (its own one-vs-all) and probmetrics' ``logistic`` (affine for
-2 classes, structured matrix scaling for more) and ``ts-mix``. Prototypes
-that are not skcal's (``auto-variant ...``): the candidate with the best
-out-of-fold score of the same auto fit, without the one-standard-error rule
-(``argmin``), and the same with structured matrix scaling as one more
-candidate (``argmin+sms``).
+2 classes, structured matrix scaling for more) and ``ts-mix``. Methods named
+``auto-variant ...`` are prototypes of a selection rule, not skcal's (none
+at present; ``auto_argmin`` and ``auto_argmin_plus`` build them).
 
 The tables are paired over the splits: for "auto vs X" and a metric, the
 difference auto - X on each split, its mean and standard error; a win (or
@@ -39,7 +37,9 @@ GaussianNB, RandomForest (100 trees), HistGradientBoosting, and an MLP
 overfitted, capped so that a fit takes seconds).
 
 ``--check-peers`` compares the peers that implement the same method as an
-skcal family against a reference (see ``check_peers``).
+skcal family against a reference (see ``check_peers``);
+``--check-temperature`` compares both temperature scalings with the maximum
+of the calibration rows' likelihood (see ``check_temperature``).
 
 Every (case, split) result is cached as JSON under ``--cache`` (default
 ``benchmarks/results/compare_cache``), so a run can be stopped and resumed,
