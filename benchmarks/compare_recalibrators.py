@@ -61,6 +61,7 @@ import warnings
 import numpy as np
 import scipy
 import sklearn
+import sklearn.base
 from sklearn.datasets import (
     load_breast_cancer,
     load_digits,
@@ -300,70 +301,92 @@ def skcal_method(cls_or_factory):
     return fit_predict
 
 
-def auto_argmin(auto_fit_predict):
-    """Prototype (not skcal's default): the candidate with the best out-of-fold
-    score of the ``skcal auto`` fit of the same split, without the
-    one-standard-error rule (ties to the simplest only when exactly equal),
-    refitted on all the calibration rows. Must run after ``skcal auto``."""
+class LaplaceMixed(sklearn.base.BaseEstimator):
+    """Prototype (not skcal's): ``estimator`` fitted on, and applied to,
+    ``(1 - a) P + a / C`` with ``a = 1 / (n + 1)`` for the ``n`` rows it was
+    fitted on (Laplace's rule of succession: no class gets less than about
+    ``1 / (n C)`` before the map), so that a probability of exactly 0, or
+    below what ``n`` rows can resolve, does not enter a log-linear map as
+    ``log(2.2e-16)``. No constant is chosen from the data."""
+
+    def __init__(self, estimator=None, labels=None):
+        self.estimator = estimator
+        self.labels = labels
+
+    def _mix(self, P):
+        return (1.0 - self.alpha_) * P + self.alpha_ / P.shape[1]
+
+    def fit(self, P, y, sample_weight=None):
+        P = np.asarray(P, dtype=float)
+        self.alpha_ = 1.0 / (P.shape[0] + 1.0)
+        self.estimator_ = sklearn.base.clone(self.estimator).set_params(labels=self.labels)
+        self.estimator_.fit(self._mix(P), y, sample_weight=sample_weight)
+        return self
+
+    def predict_proba(self, P):
+        return self.estimator_.predict_proba(self._mix(np.asarray(P, dtype=float)))
+
+
+def auto_plus(auto_fit_predict, name, extra):
+    """Prototype (not skcal's default): ``AutoRecalibrator(random_state=0)``
+    with one more candidate ``extra`` (an unfitted recalibrator), last in
+    order. Reuses the out-of-fold scores of the ``skcal auto`` fit of the
+    same split (cached) and scores ``extra`` on the same folds, replicated
+    from ``random_state=0`` (valid up to 10,000 calibration rows, unit
+    weights); the chosen candidate is refitted as auto refits it (same
+    seed), so when ``extra`` does not win the output is auto's."""
     from sklearn.base import clone
+    from sklearn.utils import check_random_state
 
     from skcal.recalibration._auto import _CANDIDATES
-    from skcal.recalibration._common import with_column_labels
+    from skcal.recalibration._common import (
+        cross_fit_folds,
+        draw_seed,
+        seed_random_states,
+        with_column_labels,
+    )
 
     def fit_predict(P_cal, y_cal, P_test):
         if getattr(auto_fit_predict, "P_cal", None) is not P_cal:
-            raise RuntimeError("auto-variant argmin needs the skcal auto fit of this split")
-        scores = auto_fit_predict.scores
-        best = max(scores, key=lambda name: scores[name]["score"])
-        fit_predict.chosen = best
-        if best == "identity":
-            return P_test
-        model = with_column_labels(clone(_CANDIDATES[best]()), P_cal.shape[1])
+            raise RuntimeError(f"{name} needs the cached skcal auto fit of this split")
+        if y_cal.shape[0] > 10000:
+            raise ValueError("more rows than auto's selection subsample: folds not replicated")
+        C = P_cal.shape[1]
+        rng = check_random_state(0)
+        seed = draw_seed(rng)
+        Q = np.empty_like(P_cal)
+        for train, test in cross_fit_folds(y_cal, 5, rng):
+            model = with_column_labels(clone(extra), C).fit(P_cal[train], y_cal[train])
+            Q[test] = model.predict_proba(P_cal[test])
+        with np.errstate(divide="ignore"):
+            score = -float(np.mean(-np.log(Q[np.arange(y_cal.shape[0]), y_cal])))
+        scores = {k: v["score"] for k, v in auto_fit_predict.scores.items()}
+        best = max(scores.values())
+        # ties (1e-12 relative) go to the simpler, the default candidates
+        if score > best + 1e-12 * abs(best):
+            chosen, model = name, with_column_labels(clone(extra), C)
+        else:
+            chosen = next(k for k, v in scores.items() if v >= best - 1e-12 * abs(best))
+            if chosen == "identity":
+                fit_predict.chosen = chosen
+                return P_test.copy()
+            model = seed_random_states(with_column_labels(clone(_CANDIDATES[chosen]()), C), seed)
+        fit_predict.chosen = chosen
+        fit_predict.scores = {**{k: {"score": v, "se": np.nan} for k, v in scores.items()},
+                              name: {"score": score, "se": np.nan}}
         return model.fit(P_cal, y_cal).predict_proba(P_test)
     return fit_predict
 
 
-def _auto_folds(P, y):
-    """The folds of ``AutoRecalibrator(random_state=0)`` on ``(P, y)``."""
-    from sklearn.utils import check_random_state
-
-    from skcal.recalibration._auto import _folds
-
-    if y.shape[0] > 10000:
-        raise ValueError("more rows than auto's selection subsample: folds not replicated")
-    return list(_folds(y, 5, check_random_state(0)).split(P, y))
-
-
-def auto_argmin_plus(auto_fit_predict, name, extra):
-    """Prototype (not skcal's default): ``auto-variant argmin`` with one more
-    candidate, ``extra`` (a fit_predict), scored out of fold on the same
-    folds and by the same log-loss as auto's candidates."""
-    argmin = auto_argmin(auto_fit_predict)
-
-    def fit_predict(P_cal, y_cal, P_test):
-        Q = np.empty_like(P_cal)
-        for train, test in _auto_folds(P_cal, y_cal):
-            Q[test] = extra(P_cal[train], y_cal[train], P_cal[test])
-        with np.errstate(divide="ignore"):
-            score = -float(np.mean(-np.log(Q[np.arange(y_cal.shape[0]), y_cal])))
-        scores = auto_fit_predict.scores
-        if getattr(auto_fit_predict, "P_cal", None) is not P_cal:
-            raise RuntimeError(f"{name} needs the skcal auto fit of this split")
-        if score > max(v["score"] for v in scores.values()):
-            fit_predict.chosen = name
-            return extra(P_cal, y_cal, P_test)
-        out = argmin(P_cal, y_cal, P_test)
-        fit_predict.chosen = argmin.chosen
-        return out
-    return fit_predict
-
-
-def methods(quick):
+def methods(quick, variants=False):
     out = {"none": lambda P_cal, y_cal, P_test: P_test}
     auto = skcal_method(lambda labels: AutoRecalibrator(labels, random_state=0))
     out["skcal auto"] = auto
     out.update({name: skcal_method(cls) for name, cls in SKCAL.items()})
     out.update(peers(quick))
+    if variants:
+        out["auto-variant +laplace-sms"] = auto_plus(
+            auto, "laplace-sms", LaplaceMixed(StructuredMatrixScaling()))
     return out
 
 
@@ -867,6 +890,9 @@ def main():
                         help="with --cached-only: the summary tables as Markdown")
     parser.add_argument("--check-peers", action="store_true",
                         help="compare peers and skcal's same-named methods to references")
+    parser.add_argument("--variants", action="store_true",
+                        help="also the auto-variant prototypes (on splits whose skcal auto "
+                        "result is cached)")
     parser.add_argument("--check-temperature", action="store_true",
                         help="both temperature scalings against the likelihood's maximum")
     args = parser.parse_args()
@@ -878,7 +904,7 @@ def main():
         return
     splits = args.splits or (3 if args.quick else 10)
     os.makedirs(args.cache, exist_ok=True)
-    all_methods = methods(args.quick)
+    all_methods = methods(args.quick, args.variants)
     peer_names = [m for m in all_methods
                   if not m.startswith(("skcal", "auto-variant")) and m != "none"]
     print(f"skcal {skcal.__version__}, scikit-learn {sklearn.__version__}, numpy "
