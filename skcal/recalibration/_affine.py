@@ -489,19 +489,26 @@ class StructuredMatrixScaling(_AffineLogScaling):
 
     Berta, E., Holzmüller, D., Jordan, M. I. and Bach, F. (2026), "Structured
     matrix scaling for multi-class calibration" (AISTATS 2026). First
-    :class:`TemperatureScaling` (no regularisation) gives ``T``; then, on the
-    tempered log-probabilities ``z = log(P) / T`` (floored at ``2.2e-16``
-    inside the logarithm, see the module docstring), the map
-    ``softmax(z + Delta z + b)`` is fitted by minimising the weighted mean
-    log-loss plus ``lam_b ||b||^2 + lam_d ||diag(Delta)||^2 + lam_o
-    ||offdiag(Delta)||^2``, from ``Delta = 0, b = 0`` with L-BFGS on the
-    analytic gradient. The strengths are the paper's defaults, not tuned:
-    ``lam_b = lam_d = K / n`` and ``lam_o = K (K - 1) / n`` for ``K``
-    classes, so that a small calibration set stays near temperature scaling
-    and a large one may move every entry of the matrix. ``n`` is the
-    effective number of rows ``(sum w)^2 / sum w^2`` (Kish): the number of
-    rows for unit weights, unchanged when every weight is scaled. Binary
-    input is the case ``K = 2`` on the columns ``(log(1 - p), log p)``.
+    :class:`TemperatureScaling` (no regularisation) gives ``T`` and the
+    tempered prediction ``softmax(log(P) / T)`` (``P`` floored at
+    ``2.2e-16`` inside the logarithm, see the module docstring), mixed with
+    the uniform distribution at weight ``a = 1 / (n + 1)``: ``Q = (1 - a)
+    softmax(log(P) / T) + a / K``. No class then gets less than ``a / K``,
+    the smallest probability ``n`` rows can support, so the second step's
+    inputs are bounded below by ``log(a / K)`` and exact zeros or extreme
+    probabilities of the model do not dominate its fit (as in the authors'
+    implementation, probmetrics' ``ts-mix`` before its matrix scaling).
+    Then, on ``z = log(Q)``, the map ``softmax(z + Delta z + b)`` is fitted
+    by minimising the weighted mean log-loss plus ``lam_b ||b||^2 + lam_d
+    ||diag(Delta)||^2 + lam_o ||offdiag(Delta)||^2``, from ``Delta = 0, b =
+    0`` with L-BFGS on the analytic gradient. The strengths
+    are the paper's defaults, not tuned: ``lam_b = lam_d = K / n`` and
+    ``lam_o = K (K - 1) / n`` for ``K`` classes, so that a small calibration
+    set stays near temperature scaling and a large one may move every entry
+    of the matrix. ``n`` is the effective number of rows ``(sum w)^2 / sum
+    w^2`` (Kish): the number of rows for unit weights, unchanged when every
+    weight is scaled. Binary input is the case ``K = 2`` on the columns
+    ``(1 - p, p)``.
 
     When temperature scaling finds the uniform prediction best (``T =
     inf``, e.g. labels unrelated to or permuted from the input's classes),
@@ -522,8 +529,10 @@ class StructuredMatrixScaling(_AffineLogScaling):
     temperature_ : float
         The ``T`` of the first step (``inf`` when the uniform prediction is
         best; ``z`` is then 0).
+    mixture_ : float
+        ``a = 1 / (n + 1)``, the uniform distribution's weight in ``Q``.
     coef_ : ndarray of shape (n_classes, n_classes)
-        ``(I + Delta) / T``: the map on ``log(P)`` (0 when ``T`` is inf).
+        ``I + Delta``: the map on ``log(Q)`` (0 when ``T`` is inf).
     intercept_ : ndarray of shape (n_classes,)
         ``b``.
 
@@ -557,11 +566,27 @@ class StructuredMatrixScaling(_AffineLogScaling):
     def _fit(self, P, y, w):
         C = P.shape[1]
         ts = TemperatureScaling(labels=np.arange(C)).fit(P, y, sample_weight=w)
-        T = ts.temperature_
-        Z = _log_floor(P) / T if np.isfinite(T) else np.zeros(P.shape)
         n = w.sum() ** 2 / (w @ w)
+        self.temperature_ = float(ts.temperature_)
+        self.mixture_ = 1.0 / (n + 1.0)
+        Z = self._first_step(P)
         penalty = _sms_penalty(C / n, C / n, C * (C - 1) / n)
-        W, b = _fit_affine(Z, y, w, penalty, np.eye(C), np.zeros(C))
-        self.temperature_ = float(T)
-        self.coef_ = W / T if np.isfinite(T) else np.zeros((C, C))
+        # no whitening: log(Q) lies in [log(a / K), 0] in every column, and when
+        # T is large its spread is tiny, so the penalty, not the data, shapes the
+        # curvature (whitened, L-BFGS stopped early on such inputs)
+        W, b = _fit_affine(Z, y, w, penalty, np.eye(C), np.zeros(C), whiten=False)
+        self.coef_ = W if np.isfinite(self.temperature_) else np.zeros((C, C))
         self.intercept_ = b
+
+    def _first_step(self, P):
+        """``log(Q)``: the tempered prediction mixed with the uniform (0 if ``T`` is inf)."""
+        if not np.isfinite(self.temperature_):
+            return np.zeros(P.shape)
+        C = P.shape[1]
+        Q = _softmax(_log_floor(P) / self.temperature_)
+        Q *= 1.0 - self.mixture_
+        Q += self.mixture_ / C
+        return np.log(Q)
+
+    def _predict_proba(self, P):
+        return _softmax(self._first_step(P) @ self.coef_.T + self.intercept_)

@@ -2,7 +2,8 @@
 
 The fit is compared with a slow twin: the paper's objective written plainly
 (loops over rows, a numerical gradient, scipy's default minimiser) on the
-tempered log-probabilities of skcal's TemperatureScaling (tested on its own).
+tempered probabilities of skcal's TemperatureScaling (tested on its own), mixed
+with the uniform distribution at weight 1 / (n + 1).
 """
 
 import math
@@ -57,10 +58,15 @@ def test_fit_matches_the_plain_objective_on_random_small_cases():
         assert_allclose(sms.temperature_, T, rtol=1e-12)
         if not np.isfinite(T):
             continue
-        Z = np.log(np.maximum(P, np.finfo(float).eps)) / T
+        L = np.log(np.maximum(P, np.finfo(float).eps)) / T
+        tempered = np.exp(L - L.max(axis=1, keepdims=True))
+        tempered /= tempered.sum(axis=1, keepdims=True)
+        a = 1.0 / (w.sum() ** 2 / (w @ w) + 1.0)  # the uniform's weight, Kish's n
+        assert_allclose(sms.mixture_, a, rtol=1e-12)
+        Z = np.log((1.0 - a) * tempered + a / K)
         args = (Z, y, w.tolist(), K)
         ref = minimize(_sms_objective_reference, np.zeros(K * K + K), args=args)
-        fitted = np.concatenate([(sms.coef_ * T - np.eye(K)).ravel(), sms.intercept_])
+        fitted = np.concatenate([(sms.coef_ - np.eye(K)).ravel(), sms.intercept_])
         f_fit = _sms_objective_reference(fitted, *args)
         assert f_fit <= ref.fun + 1e-7 * max(1.0, abs(ref.fun))
         Dr, br = ref.x[: K * K].reshape(K, K), ref.x[K * K:]
