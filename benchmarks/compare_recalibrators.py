@@ -936,7 +936,11 @@ def main():
         # the splits that every case has (two processes may fill different
         # splits): each case is then paired over the same splits
         n_cases = len(data) * len(models(args.quick))
-        complete = [k for k in sorted(cached) if len(cached[k]) == n_cases]
+        # a split is complete when every case has every method of the
+        # script (a cached file whose method was removed to be recomputed,
+        # e.g. after a change to it, is not)
+        complete = [k for k in sorted(cached) if len(cached[k]) == n_cases and all(
+            name in result for result in cached[k].values() for name in all_methods)]
         for k in complete:
             for case, result in cached[k].items():
                 results.setdefault(case, []).append(result)
