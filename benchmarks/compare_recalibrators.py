@@ -18,11 +18,9 @@ calibration paper), venn-abers (``VennAbersCalibrator``, inductive; its
 default one-vs-one reduction), splinecalib (its own one-vs-rest, normalised),
 dirichletcal (``FullDirichletCalibrator``, ``reg_lambda = reg_mu = 1e-3``),
 netcal's BBQ (its own one-vs-all) and probmetrics' ``logistic`` (affine for
-2 classes, structured matrix scaling for more) and ``ts-mix``. Prototypes
-that are not skcal's (``auto-variant ...``): the candidate with the best
-out-of-fold score of the same auto fit, without the one-standard-error rule
-(``argmin``), and the same with structured matrix scaling as one more
-candidate (``argmin+sms``).
+2 classes, structured matrix scaling for more) and ``ts-mix``. Methods named
+``auto-variant ...`` are prototypes of a selection rule, not skcal's (none
+at present; ``auto_argmin`` and ``auto_argmin_plus`` build them).
 
 The tables are paired over the splits: for "auto vs X" and a metric, the
 difference auto - X on each split, its mean and standard error; a win (or
@@ -39,7 +37,9 @@ GaussianNB, RandomForest (100 trees), HistGradientBoosting, and an MLP
 overfitted, capped so that a fit takes seconds).
 
 ``--check-peers`` compares the peers that implement the same method as an
-skcal family against a reference (see ``check_peers``).
+skcal family against a reference (see ``check_peers``);
+``--check-temperature`` compares both temperature scalings with the maximum
+of the calibration rows' likelihood (see ``check_temperature``).
 
 Every (case, split) result is cached as JSON under ``--cache`` (default
 ``benchmarks/results/compare_cache``), so a run can be stopped and resumed,
@@ -61,6 +61,7 @@ import warnings
 import numpy as np
 import scipy
 import sklearn
+import sklearn.base
 from sklearn.datasets import (
     load_breast_cancer,
     load_digits,
@@ -82,9 +83,11 @@ from skcal import (
     DirichletCalibration,
     HistogramBinning,
     IsotonicCalibration,
+    MatrixScaling,
     ScalingBinning,
     SigmoidCalibration,
     SplineCalibration,
+    StructuredMatrixScaling,
     TemperatureScaling,
     VectorScaling,
     VennAbersCalibration,
@@ -110,6 +113,8 @@ SKCAL = {
     "skcal beta": BetaCalibration,
     "skcal vector": VectorScaling,
     "skcal dirichlet": DirichletCalibration,
+    "skcal matrix": MatrixScaling,
+    "skcal structured matrix": StructuredMatrixScaling,
     "skcal histogram": HistogramBinning,
     "skcal isotonic": IsotonicCalibration,
     "skcal scaling-binning": ScalingBinning,
@@ -296,74 +301,92 @@ def skcal_method(cls_or_factory):
     return fit_predict
 
 
-def auto_argmin(auto_fit_predict):
-    """Prototype (not skcal's default): the candidate with the best out-of-fold
-    score of the ``skcal auto`` fit of the same split, without the
-    one-standard-error rule (ties to the simplest only when exactly equal),
-    refitted on all the calibration rows. Must run after ``skcal auto``."""
+class LaplaceMixed(sklearn.base.BaseEstimator):
+    """Prototype (not skcal's): ``estimator`` fitted on, and applied to,
+    ``(1 - a) P + a / C`` with ``a = 1 / (n + 1)`` for the ``n`` rows it was
+    fitted on (Laplace's rule of succession: no class gets less than about
+    ``1 / (n C)`` before the map), so that a probability of exactly 0, or
+    below what ``n`` rows can resolve, does not enter a log-linear map as
+    ``log(2.2e-16)``. No constant is chosen from the data."""
+
+    def __init__(self, estimator=None, labels=None):
+        self.estimator = estimator
+        self.labels = labels
+
+    def _mix(self, P):
+        return (1.0 - self.alpha_) * P + self.alpha_ / P.shape[1]
+
+    def fit(self, P, y, sample_weight=None):
+        P = np.asarray(P, dtype=float)
+        self.alpha_ = 1.0 / (P.shape[0] + 1.0)
+        self.estimator_ = sklearn.base.clone(self.estimator).set_params(labels=self.labels)
+        self.estimator_.fit(self._mix(P), y, sample_weight=sample_weight)
+        return self
+
+    def predict_proba(self, P):
+        return self.estimator_.predict_proba(self._mix(np.asarray(P, dtype=float)))
+
+
+def auto_plus(auto_fit_predict, name, extra):
+    """Prototype (not skcal's default): ``AutoRecalibrator(random_state=0)``
+    with one more candidate ``extra`` (an unfitted recalibrator), last in
+    order. Reuses the out-of-fold scores of the ``skcal auto`` fit of the
+    same split (cached) and scores ``extra`` on the same folds, replicated
+    from ``random_state=0`` (valid up to 10,000 calibration rows, unit
+    weights); the chosen candidate is refitted as auto refits it (same
+    seed), so when ``extra`` does not win the output is auto's."""
     from sklearn.base import clone
+    from sklearn.utils import check_random_state
 
     from skcal.recalibration._auto import _CANDIDATES
-    from skcal.recalibration._common import with_column_labels
+    from skcal.recalibration._common import (
+        cross_fit_folds,
+        draw_seed,
+        seed_random_states,
+        with_column_labels,
+    )
 
     def fit_predict(P_cal, y_cal, P_test):
         if getattr(auto_fit_predict, "P_cal", None) is not P_cal:
-            raise RuntimeError("auto-variant argmin needs the skcal auto fit of this split")
-        scores = auto_fit_predict.scores
-        best = max(scores, key=lambda name: scores[name]["score"])
-        fit_predict.chosen = best
-        if best == "identity":
-            return P_test
-        model = with_column_labels(clone(_CANDIDATES[best]()), P_cal.shape[1])
+            raise RuntimeError(f"{name} needs the cached skcal auto fit of this split")
+        if y_cal.shape[0] > 10000:
+            raise ValueError("more rows than auto's selection subsample: folds not replicated")
+        C = P_cal.shape[1]
+        rng = check_random_state(0)
+        seed = draw_seed(rng)
+        Q = np.empty_like(P_cal)
+        for train, test in cross_fit_folds(y_cal, 5, rng):
+            model = with_column_labels(clone(extra), C).fit(P_cal[train], y_cal[train])
+            Q[test] = model.predict_proba(P_cal[test])
+        with np.errstate(divide="ignore"):
+            score = -float(np.mean(-np.log(Q[np.arange(y_cal.shape[0]), y_cal])))
+        scores = {k: v["score"] for k, v in auto_fit_predict.scores.items()}
+        best = max(scores.values())
+        # ties (1e-12 relative) go to the simpler, the default candidates
+        if score > best + 1e-12 * abs(best):
+            chosen, model = name, with_column_labels(clone(extra), C)
+        else:
+            chosen = next(k for k, v in scores.items() if v >= best - 1e-12 * abs(best))
+            if chosen == "identity":
+                fit_predict.chosen = chosen
+                return P_test.copy()
+            model = seed_random_states(with_column_labels(clone(_CANDIDATES[chosen]()), C), seed)
+        fit_predict.chosen = chosen
+        fit_predict.scores = {**{k: {"score": v, "se": np.nan} for k, v in scores.items()},
+                              name: {"score": score, "se": np.nan}}
         return model.fit(P_cal, y_cal).predict_proba(P_test)
     return fit_predict
 
 
-def _auto_folds(P, y):
-    """The folds of ``AutoRecalibrator(random_state=0)`` on ``(P, y)``."""
-    from sklearn.utils import check_random_state
-
-    from skcal.recalibration._auto import _folds
-
-    if y.shape[0] > 10000:
-        raise ValueError("more rows than auto's selection subsample: folds not replicated")
-    return list(_folds(y, 5, check_random_state(0)).split(P, y))
-
-
-def auto_argmin_plus(auto_fit_predict, name, extra):
-    """Prototype (not skcal's default): ``auto-variant argmin`` with one more
-    candidate, ``extra`` (a fit_predict), scored out of fold on the same
-    folds and by the same log-loss as auto's candidates."""
-    argmin = auto_argmin(auto_fit_predict)
-
-    def fit_predict(P_cal, y_cal, P_test):
-        Q = np.empty_like(P_cal)
-        for train, test in _auto_folds(P_cal, y_cal):
-            Q[test] = extra(P_cal[train], y_cal[train], P_cal[test])
-        with np.errstate(divide="ignore"):
-            score = -float(np.mean(-np.log(Q[np.arange(y_cal.shape[0]), y_cal])))
-        scores = auto_fit_predict.scores
-        if getattr(auto_fit_predict, "P_cal", None) is not P_cal:
-            raise RuntimeError(f"{name} needs the skcal auto fit of this split")
-        if score > max(v["score"] for v in scores.values()):
-            fit_predict.chosen = name
-            return extra(P_cal, y_cal, P_test)
-        out = argmin(P_cal, y_cal, P_test)
-        fit_predict.chosen = argmin.chosen
-        return out
-    return fit_predict
-
-
-def methods(quick):
+def methods(quick, variants=False):
     out = {"none": lambda P_cal, y_cal, P_test: P_test}
     auto = skcal_method(lambda labels: AutoRecalibrator(labels, random_state=0))
     out["skcal auto"] = auto
-    out["auto-variant argmin"] = auto_argmin(auto)
     out.update({name: skcal_method(cls) for name, cls in SKCAL.items()})
     out.update(peers(quick))
-    if "probmetrics logistic" in out:
-        out["auto-variant argmin+sms"] = auto_argmin_plus(
-            auto, "sms", out["probmetrics logistic"])
+    if variants:
+        out["auto-variant +laplace-sms"] = auto_plus(
+            auto, "laplace-sms", LaplaceMixed(StructuredMatrixScaling()))
     return out
 
 
@@ -443,6 +466,122 @@ def check_peers(n_cases=200, seed=0):
           + f"; largest betacal - skcal {beta_gap:.2e}")
 
 
+# (data set, model, split): the (case, split) pairs of the 5-split run where
+# the two temperature scalings differed most in test log-loss, of each kind
+# (exact zeros from GaussianNB / random forests; the overfitted MLP)
+TEMPERATURE_PAIRS = [
+    ("breast_cancer", "GaussianNB", 1),
+    ("breast_cancer", "RandomForest", 3),
+    ("digits", "GaussianNB", 1),
+    ("synthetic C=10 n=12000", "RandomForest", 1),
+    ("synthetic C=2 n=4000", "MLP (overfitted)", 1),
+    ("synthetic C=3 n=3000", "MLP (overfitted)", 2),
+    ("synthetic C=5 n=8000", "MLP (overfitted)", 4),
+    ("synthetic C=10 n=12000", "MLP (overfitted)", 2),
+]
+
+
+def _temperature_nll(L, y, beta):
+    """Mean of ``-log softmax(beta * L)[i, y_i]`` over the rows, computed
+    directly (``L`` may hold ``-inf``: a class of probability 0 stays at 0)."""
+    from scipy.special import logsumexp
+
+    rows = np.arange(y.shape[0])
+    with np.errstate(invalid="ignore"):
+        S = beta * L
+    return float(np.mean(logsumexp(S, axis=1) - S[rows, y]))
+
+
+def _argmin_beta(L, y):
+    """The inverse temperature minimising ``_temperature_nll``: a grid of 2,401
+    points over ``log beta`` in [-8, 4], then a bounded Brent search between
+    the best grid point's neighbours (the loss is convex in ``beta``)."""
+    from scipy.optimize import minimize_scalar
+
+    grid = np.linspace(-8.0, 4.0, 2401)
+    values = [_temperature_nll(L, y, np.exp(t)) for t in grid]
+    i = int(np.argmin(values))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.shape[0] - 1)]
+    result = minimize_scalar(lambda t: _temperature_nll(L, y, np.exp(t)), bounds=(lo, hi),
+                             method="bounded", options={"xatol": 1e-10})
+    return float(np.exp(result.x))
+
+
+def check_temperature(pairs=None):
+    """skcal's and scikit-learn's temperature scaling against the maximum of
+    the calibration rows' likelihood in the temperature.
+
+    The model is ``softmax(log(P) / T)``. Exactly, a probability of 0 stays 0
+    for every finite ``T`` and a row whose observed class has probability 0
+    has likelihood 0 whatever ``T``: such rows are counted and left out of
+    the exact objective (they add the same infinite loss at every ``T``).
+    The two implementations floor the logarithm instead: skcal uses
+    ``log(max(p, 2.2e-16))``, scikit-learn ``log(p + 1e-12)`` (and, for 2
+    classes, the columns ``1 - p_1, p_1``). For each pair: the fitted
+    inverse temperatures, the minimiser of each floored objective and of the
+    exact one (found here by a grid and Brent's method, not by either
+    implementation), and the exact calibration-row log-loss at each.
+    """
+    from skcal.recalibration._common import SklearnRecalibrator
+
+    pairs = TEMPERATURE_PAIRS if pairs is None else pairs
+    data = datasets(False)
+    all_models = models(False)
+    print(f"{'case, split':<42}{'rows':>6}{'p<1e-12':>9}{'p_y=0':>7}"
+          f"{'beta skcal':>12}{'own opt':>10}{'beta sklearn':>13}{'own opt':>10}"
+          f"{'beta exact':>12}{'exact log-loss: skcal':>23}{'sklearn':>10}{'optimum':>10}"
+          f"{'test: skcal':>13}{'sklearn':>10}")
+    for data_name, model_name, split in pairs:
+        X, y = data[data_name]()
+        P_cal, y_cal, P_test, y_test, _ = case_probabilities(
+            X, y, all_models[model_name], split)
+        rows = np.arange(y_cal.shape[0])
+        ours = TemperatureScaling(labels=np.arange(P_cal.shape[1])).fit(P_cal, y_cal)
+        theirs = SklearnRecalibrator("temperature").fit(P_cal, y_cal)
+        b_ours = 1.0 / ours.temperature_
+        b_theirs = float(theirs.calibrator_.calibrated_classifiers_[0].calibrators[0].beta_)
+        # the floored objectives, rebuilt here from their definitions
+        L_ours = np.log(np.maximum(P_cal, np.finfo(np.float64).eps))
+        Q = P_cal if P_cal.shape[1] > 2 else np.column_stack([1 - P_cal[:, 1], P_cal[:, 1]])
+        L_theirs = np.log(Q + 1e-12)
+        with np.errstate(divide="ignore"):
+            L_exact = np.log(P_cal)
+        keep = P_cal[rows, y_cal] > 0
+        exact = _argmin_beta(L_exact[keep], y_cal[keep])
+        nll = [_temperature_nll(L_exact[keep], y_cal[keep], b) for b in (b_ours, b_theirs, exact)]
+        with np.errstate(divide="ignore"):
+            test = [float(np.mean(-np.log(m.predict_proba(P_test)[
+                np.arange(y_test.shape[0]), y_test]))) for m in (ours, theirs)]
+        print(f"{data_name + ' / ' + model_name + ', ' + str(split):<42}"
+              f"{y_cal.shape[0]:>6}{np.mean(P_cal < 1e-12):>9.3f}{np.sum(~keep):>7}"
+              f"{b_ours:>12.5f}{_argmin_beta(L_ours, y_cal):>10.5f}"
+              f"{b_theirs:>13.5f}{_argmin_beta(L_theirs, y_cal):>10.5f}{exact:>12.5f}"
+              f"{nll[0]:>23.6f}{nll[1]:>10.6f}{nll[2]:>10.6f}"
+              f"{test[0]:>13.6f}{test[1]:>10.6f}", flush=True)
+        # the test log-loss of the map softmax(beta * log(floored P)), for each
+        # floor and each of the three inverse temperatures: which of the two
+        # (floor, temperature) explains the difference on the test rows
+        Qt = P_test if P_test.shape[1] > 2 else np.column_stack(
+            [1 - P_test[:, 1], P_test[:, 1]])
+        with np.errstate(divide="ignore"):
+            floors = {"exact log": np.log(P_test),
+                      "max(p, 2.2e-16)": np.log(np.maximum(P_test, np.finfo(np.float64).eps)),
+                      "p + 1e-12": np.log(Qt + 1e-12)}
+        cells = []
+        for floor, L in floors.items():
+            values = [_temperature_nll(L, y_test, b) for b in (b_ours, b_theirs, exact)]
+            cells.append(f"{floor} " + "/".join(f"{v:.6f}" for v in values))
+        # floored only where the log is -inf: log(max(p, 2.2e-308)), fitted by
+        # its own maximum likelihood on all the calibration rows
+        tiny = np.finfo(np.float64).tiny
+        b_tiny = _argmin_beta(np.log(np.maximum(P_cal, tiny)), y_cal)
+        cells.append(f"max(p, 2.2e-308) at its own optimum beta {b_tiny:.5f}: "
+                     f"{_temperature_nll(np.log(np.maximum(P_test, tiny)), y_test, b_tiny):.6f}")
+        print("    test log-loss at beta skcal/sklearn/exact, log of: " + "; ".join(cells)
+              + f" ({np.sum(P_test[np.arange(y_test.shape[0]), y_test] == 0)} test rows "
+              "with p_y = 0)", flush=True)
+
+
 # --- metrics ---------------------------------------------------------------------
 
 
@@ -479,6 +618,21 @@ def cache_path(cache, data_name, model_name, split):
     return os.path.join(cache, name.replace(" ", "_").replace("/", "-"))
 
 
+def case_probabilities(X, y, make_model, split):
+    """The base model's probabilities of split ``split``: ``(P_cal, y_cal,
+    P_test, y_test, n_train)``, ``y`` encoded as column indices."""
+    classes, y = np.unique(y, return_inverse=True)
+    X_train, X_rest, y_train, y_rest = train_test_split(
+        X, y, train_size=0.5, stratify=y, random_state=split)
+    X_cal, X_test, y_cal, y_test = train_test_split(
+        X_rest, y_rest, train_size=0.5, stratify=y_rest, random_state=split)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = make_model().fit(X_train, y_train)
+        return (model.predict_proba(X_cal), y_cal, model.predict_proba(X_test), y_test,
+                int(y_train.shape[0]))
+
+
 def run_case(data_name, X, y, model_name, make_model, split, all_methods, cache):
     path = cache_path(cache, data_name, model_name, split)
     done = {}
@@ -488,16 +642,9 @@ def run_case(data_name, X, y, model_name, make_model, split, all_methods, cache)
     todo = [m for m in all_methods if m not in done]
     if not todo:
         return done
-    classes, y = np.unique(y, return_inverse=True)
-    X_train, X_rest, y_train, y_rest = train_test_split(
-        X, y, train_size=0.5, stratify=y, random_state=split)
-    X_cal, X_test, y_cal, y_test = train_test_split(
-        X_rest, y_rest, train_size=0.5, stratify=y_rest, random_state=split)
+    P_cal, y_cal, P_test, y_test, n_train = case_probabilities(X, y, make_model, split)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = make_model().fit(X_train, y_train)
-        P_cal = model.predict_proba(X_cal)
-        P_test = model.predict_proba(X_test)
         auto = all_methods.get("skcal auto")
         if "skcal auto" in done and "scores" in done["skcal auto"] and auto is not None:
             # the variants read auto's out-of-fold scores of this split
@@ -519,7 +666,7 @@ def run_case(data_name, X, y, model_name, make_model, split, all_methods, cache)
                 result = {"error": f"{type(error).__name__}: {error}"[:200]}
             result["seconds"] = time.process_time() - start
             done[name] = result
-        done["_sizes"] = {"train": int(y_train.shape[0]), "cal": int(y_cal.shape[0]),
+        done["_sizes"] = {"train": n_train, "cal": int(y_cal.shape[0]),
                           "test": int(y_test.shape[0]), "classes": int(P_cal.shape[1])}
     with open(path, "w") as f:
         json.dump(done, f)
@@ -732,6 +879,9 @@ def main():
     parser.add_argument("--quick", action="store_true",
                         help="3 data sets, 2 models, 3 splits")
     parser.add_argument("--splits", type=int, default=None)
+    parser.add_argument("--first-split", type=int, default=0,
+                        help="compute splits from this one on (to share a run between "
+                        "processes; each (case, split) is cached separately)")
     parser.add_argument("--cached-only", action="store_true",
                         help="print the tables of the cases already in the cache")
     parser.add_argument("--cache", default=os.path.join(
@@ -740,13 +890,21 @@ def main():
                         help="with --cached-only: the summary tables as Markdown")
     parser.add_argument("--check-peers", action="store_true",
                         help="compare peers and skcal's same-named methods to references")
+    parser.add_argument("--variants", action="store_true",
+                        help="also the auto-variant prototypes (on splits whose skcal auto "
+                        "result is cached)")
+    parser.add_argument("--check-temperature", action="store_true",
+                        help="both temperature scalings against the likelihood's maximum")
     args = parser.parse_args()
     if args.check_peers:
         check_peers()
         return
+    if args.check_temperature:
+        check_temperature()
+        return
     splits = args.splits or (3 if args.quick else 10)
     os.makedirs(args.cache, exist_ok=True)
-    all_methods = methods(args.quick)
+    all_methods = methods(args.quick, args.variants)
     peer_names = [m for m in all_methods
                   if not m.startswith(("skcal", "auto-variant")) and m != "none"]
     print(f"skcal {skcal.__version__}, scikit-learn {sklearn.__version__}, numpy "
@@ -757,9 +915,10 @@ def main():
     print("peer packages: " + ", ".join(_versions()))
     data = {name: load() for name, load in datasets(args.quick).items()}
     results = {}
+    cached = {}  # --cached-only: split -> case -> result
     # split by split over every case, so that an interrupted run has every
     # case on its first splits
-    for split in range(splits):
+    for split in range(0 if args.cached_only else args.first_split, splits):
         for data_name, (X, y) in data.items():
             for model_name, make_model in models(args.quick).items():
                 case = f"{data_name} / {model_name}"
@@ -767,16 +926,30 @@ def main():
                 if args.cached_only:  # read only, compute nothing
                     if os.path.exists(path):
                         with open(path) as f:
-                            results.setdefault(case, []).append(json.load(f))
+                            cached.setdefault(split, {})[case] = json.load(f)
                     continue
                 results.setdefault(case, []).append(run_case(
                     data_name, X, y, model_name, make_model, split, all_methods, args.cache))
         if not args.cached_only:
             print(f"done: split {split} ({time.strftime('%H:%M:%S')})", flush=True)
     if args.cached_only:
-        n = min(len(r) for r in results.values()) if results else 0
-        results = {case: r[:n] for case, r in results.items() if len(r) >= n}
-        splits = n
+        # the splits that every case has (two processes may fill different
+        # splits): each case is then paired over the same splits
+        n_cases = len(data) * len(models(args.quick))
+        # a split is complete when every case has every method of the
+        # script (a cached file whose method was removed to be recomputed,
+        # e.g. after a change to it, is not)
+        complete = [k for k in sorted(cached) if len(cached[k]) == n_cases and all(
+            name in result for result in cached[k].values() for name in all_methods)]
+        for k in complete:
+            for case, result in cached[k].items():
+                results.setdefault(case, []).append(result)
+        splits = len(complete)
+        print(f"splits complete for all {n_cases} cases: {complete}"
+              + (f"; partial: {sorted(set(cached) - set(complete))}"
+                 if set(cached) - set(complete) else ""))
+        if not results:
+            return
         seconds = sum(r[m]["seconds"] for rs in results.values() for r in rs
                       for m in r if not m.startswith("_"))
         print(f"{sum(len(r) for r in results.values())} (case, split) results read; the "
