@@ -556,7 +556,7 @@ class StructuredMatrixScaling(_AffineLogScaling):
 
     def _fit(self, P, y, w):
         C = P.shape[1]
-        ts = TemperatureScaling(labels=np.arange(C)).fit(P, y, sample_weight=w)
+        ts = TemperatureScaling(labels=np.arange(C))._fit_canonical(P, y, w)
         T = ts.temperature_
         Z = _log_floor(P) / T if np.isfinite(T) else np.zeros(P.shape)
         n = w.sum() ** 2 / (w @ w)

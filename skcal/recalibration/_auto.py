@@ -29,6 +29,7 @@ from ._common import (
     cross_fit_folds,
     draw_seed,
     fit_recalibrator,
+    predict_recalibrator,
     seed_random_states,
     with_column_labels,
 )
@@ -173,7 +174,7 @@ def _fold_predict(estimator, P, y, w, P_test):
             # its out-of-fold score says what the patches were worth
             warnings.filterwarnings("ignore", "UtilityPatchingRecalibrator made no patch")
             model = fit_recalibrator(clone(estimator), P, y, w)
-        return np.asarray(model.predict_proba(P_test), dtype=np.float64)
+        return predict_recalibrator(model, P_test, check=False)
     except Exception as error:  # noqa: BLE001 -- a candidate that fails loses
         return error
 
@@ -471,7 +472,7 @@ class AutoRecalibrator(BaseRecalibrator):
         return self
 
     def _predict_proba(self, P):
-        return np.asarray(self.recalibrator_.predict_proba(P), dtype=np.float64)
+        return predict_recalibrator(self.recalibrator_, P, check=False)
 
     def summary(self):
         """The candidates' out-of-fold scores and the choice, as a text table.

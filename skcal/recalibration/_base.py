@@ -125,6 +125,26 @@ class BaseRecalibrator(ClassifierMixin, BaseEstimator):
         self._fit(P, y_index, w)
         return self
 
+    def _fit_canonical(self, P, y, w):
+        """Fit on the canonical form without validating it (skcal's inner fits).
+
+        The entry point (a public ``fit``) validated ``P``, ``y`` and ``w``
+        once; candidates, folds and inner cross-validations call this. The
+        parameters are still checked (they are the estimator's, not input).
+        ``y`` holds column indices, so the classes are ``labels`` when given,
+        else the column indices.
+        """
+        self._validate_params()
+        C = P.shape[1]
+        self.classes_ = np.arange(C) if self.labels is None else np.asarray(self.labels)
+        self.n_classes_ = int(C)
+        self._fit(P, y, w)
+        return self
+
+    def _predict_canonical(self, P):
+        """``_predict_proba`` on a canonical ``P`` (skcal's inner predictions)."""
+        return self._predict_proba(P)
+
     def predict_proba(self, X):
         """Calibrated probabilities.
 

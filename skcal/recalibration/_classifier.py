@@ -30,6 +30,7 @@ from ._common import (
     cross_fit_folds,
     draw_seed,
     fit_recalibrator,
+    predict_recalibrator,
     seed_random_states,
     with_column_labels,
 )
@@ -118,19 +119,21 @@ class RecalibrationChain(BaseRecalibrator):
                 break
             n_splits = min(self.cv, current.shape[0])
             if n_splits < 2:
-                current = np.asarray(fitted.predict_proba(current), dtype=np.float64)
+                current = predict_recalibrator(fitted, current)
                 continue
             out = np.empty_like(current)
             for train, test in cross_fit_folds(y, n_splits, rng):
                 model = fit_recalibrator(clone(step), current[train], y[train], w[train])
-                out[test] = model.predict_proba(current[test])
+                out[test] = predict_recalibrator(model, current[test])
             current = out
         return self
 
     def _predict_proba(self, P):
         current = P
-        for step in self.steps_:
-            current = np.asarray(step.predict_proba(current), dtype=np.float64)
+        last = len(self.steps_) - 1
+        for j, step in enumerate(self.steps_):
+            # a foreign step's output is checked where it feeds the next step
+            current = predict_recalibrator(step, current, check=j < last)
         return current
 
 
@@ -380,7 +383,9 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
                 "sample_weight; the recalibrator is fitted without weights.",
                 stacklevel=user_stacklevel(),
             )
-        fit_recalibrator(self.recalibrator_, held_out, index, sample_weight)
+        # the base estimator's output is foreign: the recalibrator's public
+        # fit is the one boundary that checks it (and below it, nothing again)
+        fit_recalibrator(self.recalibrator_, held_out, index, sample_weight, public=True)
         self.classes_ = classes
         self._forward_attributes()
         return self
