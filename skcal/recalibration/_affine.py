@@ -16,7 +16,14 @@ from sklearn.utils import check_random_state
 
 from .._compat import Interval, StrOptions
 from ._base import BaseRecalibrator
-from ._scaling import TemperatureScaling, _lbfgs, _log_floor, _softmax, _softmax_loss
+from ._scaling import (
+    TemperatureScaling,
+    _lbfgs,
+    _log_floor,
+    _observed_flat,
+    _softmax,
+    _softmax_loss,
+)
 
 __all__ = [
     "DirichletCalibration",
@@ -71,6 +78,7 @@ def _affine_objective(L, y, w, penalty, diagonal, whiten=True):
     LwT = np.ascontiguousarray(Lw.T)
     Mmu = M.T @ mu
     k = C if diagonal else C * C
+    flat = _observed_flat(y, L.shape[0])
 
     def from_theta(theta):
         V = np.diag(theta[:C]) if diagonal else theta[:k].reshape(C, C)
@@ -87,7 +95,7 @@ def _affine_objective(L, y, w, penalty, diagonal, whiten=True):
         c = theta[k:]
         ST = V[:, None] * LwT if diagonal else V @ LwT
         ST += c[:, None]
-        loss, GT = _softmax_loss(ST, y, w)
+        loss, GT = _softmax_loss(ST, y, w, flat)
         gV = np.einsum("ij,ij->i", GT, LwT) if diagonal else GT @ Lw
         gc = GT.sum(axis=1)
         loss /= total

@@ -105,22 +105,32 @@ def _lbfgs(fun, x0, bounds=None, max_iter=1000):
     return result.x
 
 
-def _softmax_loss(ST, y, w):
+def _observed_flat(y, n):
+    """Flat positions ``y_i * n + i`` of the observed classes in a ``(C, n)`` array."""
+    return np.asarray(y, dtype=np.intp) * n + np.arange(n)
+
+
+def _softmax_loss(ST, y, w, flat=None):
     """Weighted sum of ``-log softmax(S)[i, y_i]`` and its gradient in ``S``.
 
-    Works on the transpose ``ST`` of shape ``(C, n)`` (and returns the
-    gradient transposed): reductions over the classes are then reductions
-    over a few long contiguous rows, several times faster than over short
-    rows.
+    Works on the transpose ``ST`` of shape ``(C, n)``, C-contiguous (and
+    returns the gradient transposed): reductions over the classes are then
+    reductions over a few long contiguous rows, several times faster than
+    over short rows. ``flat`` (``_observed_flat(y, n)``, optional) is
+    computed once by the callers that evaluate the loss many times: a
+    gather by flat position is several times faster than ``ST[y, rows]``
+    and reads the same entries.
     """
-    rows = np.arange(ST.shape[1])
+    if flat is None:
+        flat = _observed_flat(y, ST.shape[1])
     m = ST.max(axis=0)
     E = ST - m
     np.exp(E, out=E)
     s = E.sum(axis=0)
-    loss = w @ (m + np.log(s) - ST[y, rows])
+    loss = w @ (m + np.log(s) - ST.ravel().take(flat))
     E *= w / s
-    E[y, rows] -= w
+    E_flat = E.ravel()
+    E_flat[flat] = E_flat.take(flat) - w
     return loss, E
 
 
@@ -501,8 +511,10 @@ class TemperatureScaling(BaseRecalibrator):
         LT = np.ascontiguousarray(_log_floor(P).T)
         total = w.sum()
 
+        flat = _observed_flat(y, P.shape[0])
+
         def fun(theta):
-            loss, GT = _softmax_loss(LT * theta[0], y, w)
+            loss, GT = _softmax_loss(LT * theta[0], y, w, flat)
             grad = np.einsum("ij,ij->", GT, LT)
             return loss / total, np.array([grad / total])
 
