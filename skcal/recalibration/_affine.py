@@ -8,9 +8,12 @@ log-loss with its gradient and the L-BFGS-B driver are those of
 this module adds the preconditioned objective they share.
 """
 
+from __future__ import annotations
+
 import numbers
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import check_random_state
 
@@ -169,7 +172,7 @@ class VectorScaling(_AffineLogScaling):
         "alpha": [Interval(numbers.Real, 0, None, closed="left")],
     }
 
-    def __init__(self, labels=None, alpha=1e-4):
+    def __init__(self, labels: ArrayLike | None = None, alpha: float = 1e-4) -> None:
         self.labels = labels
         self.alpha = alpha
 
@@ -260,7 +263,7 @@ class MatrixScaling(_AffineLogScaling):
         "alpha": [Interval(numbers.Real, 0, None, closed="left")],
     }
 
-    def __init__(self, labels=None, alpha=1e-4):
+    def __init__(self, labels: ArrayLike | None = None, alpha: float = 1e-4) -> None:
         self.labels = labels
         self.alpha = alpha
 
@@ -363,14 +366,14 @@ class DirichletCalibration(_AffineLogScaling):
 
     def __init__(
         self,
-        labels=None,
-        reg="odir",
-        reg_lambdas=None,
-        reg_mus=None,
-        cv=3,
-        max_cv_samples=10_000,
-        random_state=None,
-    ):
+        labels: ArrayLike | None = None,
+        reg: str = "odir",
+        reg_lambdas: ArrayLike | None = None,
+        reg_mus: ArrayLike | None = None,
+        cv: int = 3,
+        max_cv_samples: int | None = 10_000,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.labels = labels
         self.reg = reg
         self.reg_lambdas = reg_lambdas
@@ -559,7 +562,7 @@ class StructuredMatrixScaling(_AffineLogScaling):
 
     _parameter_constraints = {"labels": ["array-like", None]}
 
-    def __init__(self, labels=None):
+    def __init__(self, labels: ArrayLike | None = None) -> None:
         self.labels = labels
 
     def _fit(self, P, y, w):

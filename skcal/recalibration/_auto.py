@@ -12,10 +12,14 @@ each); the argmin, with structured matrix scaling as a candidate, tied or
 won in 31 of 32 (see ``doc/recalibration.md``).
 """
 
+from __future__ import annotations
+
 import numbers
 import warnings
+from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
@@ -345,15 +349,15 @@ class AutoRecalibrator(BaseRecalibrator):
 
     def __init__(
         self,
-        labels=None,
+        labels: ArrayLike | None = None,
         *,
-        candidates=None,
-        selection_scoring="neg_log_loss",
-        cv=5,
-        max_selection_samples=10000,
-        n_jobs=None,
-        random_state=None,
-    ):
+        candidates: list[str] | dict | None = None,
+        selection_scoring: str | Callable = "neg_log_loss",
+        cv: int = 5,
+        max_selection_samples: int | None = 10000,
+        n_jobs: int | None = None,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.labels = labels
         self.candidates = candidates
         self.selection_scoring = selection_scoring
@@ -474,7 +478,7 @@ class AutoRecalibrator(BaseRecalibrator):
     def _predict_proba(self, P):
         return predict_recalibrator(self.recalibrator_, P, check=False)
 
-    def summary(self):
+    def summary(self) -> str:
         """The candidates' out-of-fold scores and the choice, as a text table.
 
         Returns

@@ -16,7 +16,10 @@ two-column form. A family implements ``_fit(P, y, w)`` and
   caller passed none).
 """
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
@@ -103,7 +106,9 @@ class BaseRecalibrator(ClassifierMixin, BaseEstimator):
         return P, index, w
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> BaseRecalibrator:
         """Fit the map on held-out probabilities and observed classes.
 
         Parameters
@@ -145,7 +150,7 @@ class BaseRecalibrator(ClassifierMixin, BaseEstimator):
         """``_predict_proba`` on a canonical ``P`` (skcal's inner predictions)."""
         return self._predict_proba(P)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Calibrated probabilities.
 
         Parameters
@@ -164,7 +169,7 @@ class BaseRecalibrator(ClassifierMixin, BaseEstimator):
         )
         return self._predict_proba(P)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The class of largest calibrated probability (ties: lowest index).
 
         Parameters

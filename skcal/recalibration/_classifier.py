@@ -9,11 +9,15 @@
   fitted on the cross-fitted output of the previous ones.
 """
 
+from __future__ import annotations
+
 import numbers
 import warnings
+from typing import Any
 
 import numpy as np
-from sklearn.base import clone
+from numpy.typing import ArrayLike
+from sklearn.base import BaseEstimator, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import LabelEncoder
@@ -95,7 +99,14 @@ class RecalibrationChain(BaseRecalibrator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, steps, labels=None, *, cv=5, random_state=None):
+    def __init__(
+        self,
+        steps: list,
+        labels: ArrayLike | None = None,
+        *,
+        cv: int = 5,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.steps = steps
         self.labels = labels
         self.cv = cv
@@ -247,8 +258,14 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
     """
 
     def __init__(
-        self, estimator=None, recalibrator="auto", *, cv=5, n_jobs=None, random_state=0
-    ):
+        self,
+        estimator: BaseEstimator | None = None,
+        recalibrator: str | BaseEstimator | list | None = "auto",
+        *,
+        cv: int | object = 5,
+        n_jobs: int | None = None,
+        random_state: int | np.random.RandomState | None = 0,
+    ) -> None:
         self.estimator = estimator
         self.recalibrator = recalibrator
         self.cv = cv
@@ -270,7 +287,13 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
         return LogisticRegression() if self.estimator is None else self.estimator
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_weight=None, **fit_params):
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        **fit_params: Any,
+    ) -> RecalibratedClassifier:
         """Fit the base estimator and the recalibrator on held-out probabilities.
 
         Parameters
@@ -390,7 +413,7 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
         self._forward_attributes()
         return self
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Recalibrated class probabilities.
 
         Parameters
@@ -415,7 +438,7 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
             )
         return proba
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The class of largest recalibrated probability (ties: lowest index).
 
         Parameters

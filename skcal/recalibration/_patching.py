@@ -8,9 +8,13 @@ utility falls in that interval along the utility vector, project back onto
 the simplex, repeat. The patches are stored and replayed on new predictions.
 """
 
+from __future__ import annotations
+
 import warnings
+from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import (
     BaseEstimator,
     OneToOneFeatureMixin,
@@ -282,18 +286,18 @@ callable, default=None
 
     def __init__(
         self,
-        family="comb",
+        family: str | object = "comb",
         *,
-        max_iter=100,
-        tol="auto",
-        step="armijo",
-        validation_fraction=None,
-        n_iter_no_change=10,
-        random_state=None,
-        init=None,
-        init_cv=5,
-        labels=None,
-    ):
+        max_iter: int = 100,
+        tol: str | float = "auto",
+        step: str | float = "armijo",
+        validation_fraction: float | None = None,
+        n_iter_no_change: int = 10,
+        random_state: int | np.random.RandomState | None = None,
+        init: str | BaseEstimator | Callable | None = None,
+        init_cv: int | None = 5,
+        labels: ArrayLike | None = None,
+    ) -> None:
         self.family = family
         self.labels = labels
         self.init = init
@@ -342,7 +346,9 @@ callable, default=None
     _parameter_constraints = dict(_PATCHING_CONSTRAINTS)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> UtilityPatchingRecalibrator:
         """Fit the patches on predicted probabilities and observed classes.
 
         Parameters
@@ -367,7 +373,9 @@ callable, default=None
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit_transform(self, X, y=None, sample_weight=None):
+    def fit_transform(
+        self, X: ArrayLike, y: ArrayLike | None = None, sample_weight: ArrayLike | None = None
+    ) -> np.ndarray:
         """Fit, and return the patched predictions computed while fitting.
 
         Equal, bit for bit, to ``fit(X, y).transform(X)``.
@@ -705,7 +713,7 @@ callable, default=None
 
         return PatchingHistoryDisplay.from_recalibrator(self, ax=ax)
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> np.ndarray:
         """Replay the patches on predicted probabilities.
 
         Parameters
@@ -727,7 +735,7 @@ callable, default=None
         P = self._predict_canonical(P)
         return P[:, 1].copy() if one_d else P
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Recalibrated probabilities, always of shape (n_samples, n_classes).
 
         Parameters
@@ -745,7 +753,7 @@ callable, default=None
             return np.column_stack([1.0 - P_new, P_new])
         return P_new
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The class of largest recalibrated probability (ties: lowest column).
 
         Parameters

@@ -30,8 +30,10 @@ analytic gradient; one loss-and-gradient evaluation is one pass of matrix
 products over ``P``.
 """
 
+from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import minimize
 from scipy.special import expit, logsumexp
 from threadpoolctl import ThreadpoolController
@@ -361,7 +363,7 @@ class SigmoidCalibration(BaseRecalibrator):
         "target_smoothing": ["boolean"],
     }
 
-    def __init__(self, labels=None, target_smoothing=True):
+    def __init__(self, labels: ArrayLike | None = None, target_smoothing: bool = True) -> None:
         self.labels = labels
         self.target_smoothing = target_smoothing
 
@@ -437,7 +439,7 @@ class BetaCalibration(BaseRecalibrator):
 
     _parameter_constraints = {"labels": ["array-like", None]}
 
-    def __init__(self, labels=None):
+    def __init__(self, labels: ArrayLike | None = None) -> None:
         self.labels = labels
 
     @staticmethod
@@ -504,7 +506,7 @@ class TemperatureScaling(BaseRecalibrator):
 
     _parameter_constraints = {"labels": ["array-like", None]}
 
-    def __init__(self, labels=None):
+    def __init__(self, labels: ArrayLike | None = None) -> None:
         self.labels = labels
 
     def _fit(self, P, y, w):

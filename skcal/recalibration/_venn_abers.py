@@ -26,9 +26,12 @@ rounds, with those blocks (compiled: ``skcal/_kernels/_pava.pyx``).
 Prediction is a binary search.
 """
 
+from __future__ import annotations
+
 import numbers
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
@@ -187,7 +190,12 @@ class VennAbersCalibration(BaseRecalibrator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, labels=None, cross=None, random_state=None):
+    def __init__(
+        self,
+        labels: ArrayLike | None = None,
+        cross: int | None = None,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.labels = labels
         self.cross = cross
         self.random_state = random_state
@@ -220,7 +228,7 @@ class VennAbersCalibration(BaseRecalibrator):
         p0, p1 = self._pairs(P)
         return assemble(merge_pairs(p0, p1), P.shape[1])
 
-    def predict_pairs(self, X):
+    def predict_pairs(self, X: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """The Venn-ABERS pairs ``(p0, p1)`` of each class, before merging.
 
         Parameters
