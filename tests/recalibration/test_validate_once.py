@@ -1,10 +1,11 @@
 """Validate once: an entry point checks its input once, inner fits never again.
 
 Every reference to scikit-learn's ``check_array`` in skcal's modules, to
-``_check_sample_weight`` and to skcal's own input checks is replaced by a counting wrapper during one
-fit; the counts must not grow with the number of candidates or folds of
-:class:`AutoRecalibrator` (before this test they did: one default ``auto``
-fit made 67 probability checks and as many weight checks).
+``_check_sample_weight`` and to skcal's own input checks is replaced by a
+counting wrapper during one fit; the counts must not grow with the number of
+candidates or folds of :class:`AutoRecalibrator` (before this test they did:
+one default ``auto`` fit made 67 probability checks and as many weight
+checks).
 """
 
 import sys
