@@ -8,15 +8,25 @@ log-loss with its gradient and the L-BFGS-B driver are those of
 this module adds the preconditioned objective they share.
 """
 
+from __future__ import annotations
+
 import numbers
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import check_random_state
 
 from .._compat import Interval, StrOptions
 from ._base import BaseRecalibrator
-from ._scaling import TemperatureScaling, _lbfgs, _log_floor, _softmax, _softmax_loss
+from ._scaling import (
+    TemperatureScaling,
+    _lbfgs,
+    _log_floor,
+    _observed_flat,
+    _softmax,
+    _softmax_loss,
+)
 
 __all__ = [
     "DirichletCalibration",
@@ -71,6 +81,7 @@ def _affine_objective(L, y, w, penalty, diagonal, whiten=True):
     LwT = np.ascontiguousarray(Lw.T)
     Mmu = M.T @ mu
     k = C if diagonal else C * C
+    flat = _observed_flat(y, L.shape[0])
 
     def from_theta(theta):
         V = np.diag(theta[:C]) if diagonal else theta[:k].reshape(C, C)
@@ -87,7 +98,7 @@ def _affine_objective(L, y, w, penalty, diagonal, whiten=True):
         c = theta[k:]
         ST = V[:, None] * LwT if diagonal else V @ LwT
         ST += c[:, None]
-        loss, GT = _softmax_loss(ST, y, w)
+        loss, GT = _softmax_loss(ST, y, w, flat)
         gV = np.einsum("ij,ij->i", GT, LwT) if diagonal else GT @ Lw
         gc = GT.sum(axis=1)
         loss /= total
@@ -161,7 +172,7 @@ class VectorScaling(_AffineLogScaling):
         "alpha": [Interval(numbers.Real, 0, None, closed="left")],
     }
 
-    def __init__(self, labels=None, alpha=1e-4):
+    def __init__(self, labels: ArrayLike | None = None, alpha: float = 1e-4) -> None:
         self.labels = labels
         self.alpha = alpha
 
@@ -252,7 +263,7 @@ class MatrixScaling(_AffineLogScaling):
         "alpha": [Interval(numbers.Real, 0, None, closed="left")],
     }
 
-    def __init__(self, labels=None, alpha=1e-4):
+    def __init__(self, labels: ArrayLike | None = None, alpha: float = 1e-4) -> None:
         self.labels = labels
         self.alpha = alpha
 
@@ -355,14 +366,14 @@ class DirichletCalibration(_AffineLogScaling):
 
     def __init__(
         self,
-        labels=None,
-        reg="odir",
-        reg_lambdas=None,
-        reg_mus=None,
-        cv=3,
-        max_cv_samples=10_000,
-        random_state=None,
-    ):
+        labels: ArrayLike | None = None,
+        reg: str = "odir",
+        reg_lambdas: ArrayLike | None = None,
+        reg_mus: ArrayLike | None = None,
+        cv: int = 3,
+        max_cv_samples: int | None = 10_000,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.labels = labels
         self.reg = reg
         self.reg_lambdas = reg_lambdas
@@ -560,12 +571,12 @@ class StructuredMatrixScaling(_AffineLogScaling):
 
     _parameter_constraints = {"labels": ["array-like", None]}
 
-    def __init__(self, labels=None):
+    def __init__(self, labels: ArrayLike | None = None) -> None:
         self.labels = labels
 
     def _fit(self, P, y, w):
         C = P.shape[1]
-        ts = TemperatureScaling(labels=np.arange(C)).fit(P, y, sample_weight=w)
+        ts = TemperatureScaling(labels=np.arange(C))._fit_canonical(P, y, w)
         n = w.sum() ** 2 / (w @ w)
         self.temperature_ = float(ts.temperature_)
         self.mixture_ = 1.0 / (n + 1.0)

@@ -12,10 +12,14 @@ each); the argmin, with structured matrix scaling as a candidate, tied or
 won in 31 of 32 (see ``doc/recalibration.md``).
 """
 
+from __future__ import annotations
+
 import numbers
 import warnings
+from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
@@ -29,6 +33,7 @@ from ._common import (
     cross_fit_folds,
     draw_seed,
     fit_recalibrator,
+    predict_recalibrator,
     seed_random_states,
     with_column_labels,
 )
@@ -173,7 +178,7 @@ def _fold_predict(estimator, P, y, w, P_test):
             # its out-of-fold score says what the patches were worth
             warnings.filterwarnings("ignore", "UtilityPatchingRecalibrator made no patch")
             model = fit_recalibrator(clone(estimator), P, y, w)
-        return np.asarray(model.predict_proba(P_test), dtype=np.float64)
+        return predict_recalibrator(model, P_test, check=False)
     except Exception as error:  # noqa: BLE001 -- a candidate that fails loses
         return error
 
@@ -344,15 +349,15 @@ class AutoRecalibrator(BaseRecalibrator):
 
     def __init__(
         self,
-        labels=None,
+        labels: ArrayLike | None = None,
         *,
-        candidates=None,
-        selection_scoring="neg_log_loss",
-        cv=5,
-        max_selection_samples=10000,
-        n_jobs=None,
-        random_state=None,
-    ):
+        candidates: list[str] | dict | None = None,
+        selection_scoring: str | Callable = "neg_log_loss",
+        cv: int = 5,
+        max_selection_samples: int | None = 10000,
+        n_jobs: int | None = None,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.labels = labels
         self.candidates = candidates
         self.selection_scoring = selection_scoring
@@ -471,9 +476,9 @@ class AutoRecalibrator(BaseRecalibrator):
         return self
 
     def _predict_proba(self, P):
-        return np.asarray(self.recalibrator_.predict_proba(P), dtype=np.float64)
+        return predict_recalibrator(self.recalibrator_, P, check=False)
 
-    def summary(self):
+    def summary(self) -> str:
         """The candidates' out-of-fold scores and the choice, as a text table.
 
         Returns

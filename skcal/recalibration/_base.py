@@ -16,7 +16,10 @@ two-column form. A family implements ``_fit(P, y, w)`` and
   caller passed none).
 """
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
@@ -103,7 +106,9 @@ class BaseRecalibrator(ClassifierMixin, BaseEstimator):
         return P, index, w
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> BaseRecalibrator:
         """Fit the map on held-out probabilities and observed classes.
 
         Parameters
@@ -125,7 +130,27 @@ class BaseRecalibrator(ClassifierMixin, BaseEstimator):
         self._fit(P, y_index, w)
         return self
 
-    def predict_proba(self, X):
+    def _fit_canonical(self, P, y, w):
+        """Fit on the canonical form without validating it (skcal's inner fits).
+
+        The entry point (a public ``fit``) validated ``P``, ``y`` and ``w``
+        once; candidates, folds and inner cross-validations call this. The
+        parameters are still checked (they are the estimator's, not input).
+        ``y`` holds column indices, so the classes are ``labels`` when given,
+        else the column indices.
+        """
+        self._validate_params()
+        C = P.shape[1]
+        self.classes_ = np.arange(C) if self.labels is None else np.asarray(self.labels)
+        self.n_classes_ = int(C)
+        self._fit(P, y, w)
+        return self
+
+    def _predict_canonical(self, P):
+        """``_predict_proba`` on a canonical ``P`` (skcal's inner predictions)."""
+        return self._predict_proba(P)
+
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Calibrated probabilities.
 
         Parameters
@@ -144,7 +169,7 @@ class BaseRecalibrator(ClassifierMixin, BaseEstimator):
         )
         return self._predict_proba(P)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The class of largest calibrated probability (ties: lowest index).
 
         Parameters

@@ -23,9 +23,12 @@ is never exactly 0 or 1 and the log-loss of new data is always finite; with
 The helpers below are shared with the Venn-ABERS and spline modules.
 """
 
+from __future__ import annotations
+
 import numbers
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import expit
 from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
@@ -299,7 +302,13 @@ class IsotonicCalibration(BaseRecalibrator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, labels=None, interpolation="auto", cv=5, random_state=None):
+    def __init__(
+        self,
+        labels: ArrayLike | None = None,
+        interpolation: str = "auto",
+        cv: int = 5,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.labels = labels
         self.interpolation = interpolation
         self.cv = cv
@@ -504,7 +513,13 @@ class HistogramBinning(BaseRecalibrator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, labels=None, n_bins="auto", cv=5, random_state=None):
+    def __init__(
+        self,
+        labels: ArrayLike | None = None,
+        n_bins: int | str = "auto",
+        cv: int = 5,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.labels = labels
         self.n_bins = n_bins
         self.cv = cv
@@ -609,7 +624,12 @@ class ScalingBinning(BaseRecalibrator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, labels=None, n_bins="auto", random_state=None):
+    def __init__(
+        self,
+        labels: ArrayLike | None = None,
+        n_bins: int | str = "auto",
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.labels = labels
         self.n_bins = n_bins
         self.random_state = random_state

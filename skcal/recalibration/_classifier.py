@@ -9,11 +9,15 @@
   fitted on the cross-fitted output of the previous ones.
 """
 
+from __future__ import annotations
+
 import numbers
 import warnings
+from typing import Any
 
 import numpy as np
-from sklearn.base import clone
+from numpy.typing import ArrayLike
+from sklearn.base import BaseEstimator, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import LabelEncoder
@@ -30,6 +34,7 @@ from ._common import (
     cross_fit_folds,
     draw_seed,
     fit_recalibrator,
+    predict_recalibrator,
     seed_random_states,
     with_column_labels,
 )
@@ -94,7 +99,14 @@ class RecalibrationChain(BaseRecalibrator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, steps, labels=None, *, cv=5, random_state=None):
+    def __init__(
+        self,
+        steps: list,
+        labels: ArrayLike | None = None,
+        *,
+        cv: int = 5,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.steps = steps
         self.labels = labels
         self.cv = cv
@@ -118,19 +130,21 @@ class RecalibrationChain(BaseRecalibrator):
                 break
             n_splits = min(self.cv, current.shape[0])
             if n_splits < 2:
-                current = np.asarray(fitted.predict_proba(current), dtype=np.float64)
+                current = predict_recalibrator(fitted, current)
                 continue
             out = np.empty_like(current)
             for train, test in cross_fit_folds(y, n_splits, rng):
                 model = fit_recalibrator(clone(step), current[train], y[train], w[train])
-                out[test] = model.predict_proba(current[test])
+                out[test] = predict_recalibrator(model, current[test])
             current = out
         return self
 
     def _predict_proba(self, P):
         current = P
-        for step in self.steps_:
-            current = np.asarray(step.predict_proba(current), dtype=np.float64)
+        last = len(self.steps_) - 1
+        for j, step in enumerate(self.steps_):
+            # a foreign step's output is checked where it feeds the next step
+            current = predict_recalibrator(step, current, check=j < last)
         return current
 
 
@@ -244,8 +258,14 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
     """
 
     def __init__(
-        self, estimator=None, recalibrator="auto", *, cv=5, n_jobs=None, random_state=0
-    ):
+        self,
+        estimator: BaseEstimator | None = None,
+        recalibrator: str | BaseEstimator | list | None = "auto",
+        *,
+        cv: int | object = 5,
+        n_jobs: int | None = None,
+        random_state: int | np.random.RandomState | None = 0,
+    ) -> None:
         self.estimator = estimator
         self.recalibrator = recalibrator
         self.cv = cv
@@ -267,7 +287,13 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
         return LogisticRegression() if self.estimator is None else self.estimator
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_weight=None, **fit_params):
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        **fit_params: Any,
+    ) -> RecalibratedClassifier:
         """Fit the base estimator and the recalibrator on held-out probabilities.
 
         Parameters
@@ -380,12 +406,14 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
                 "sample_weight; the recalibrator is fitted without weights.",
                 stacklevel=user_stacklevel(),
             )
-        fit_recalibrator(self.recalibrator_, held_out, index, sample_weight)
+        # the base estimator's output is foreign: the recalibrator's public
+        # fit is the one boundary that checks it (and below it, nothing again)
+        fit_recalibrator(self.recalibrator_, held_out, index, sample_weight, public=True)
         self.classes_ = classes
         self._forward_attributes()
         return self
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Recalibrated class probabilities.
 
         Parameters
@@ -410,7 +438,7 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
             )
         return proba
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The class of largest recalibrated probability (ties: lowest index).
 
         Parameters

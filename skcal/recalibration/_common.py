@@ -217,10 +217,39 @@ def seed_random_states(estimator, seed):
     return estimator
 
 
-def fit_recalibrator(recalibrator, P, y, w):
+def fit_recalibrator(recalibrator, P, y, w, public=False):
+    """Fit ``recalibrator`` on column indices ``y``; returns it.
+
+    ``P`` is canonical (see ``_base.py``) when it comes from skcal's own
+    entry points or outputs. skcal's recalibrators (those with a private
+    ``_fit_canonical``) take it as it is, without validating it again (the
+    entry point did, once); any other object, or any with ``public=True``
+    (``P`` is foreign: a base estimator's output), gets its public ``fit``.
+    """
     with_column_labels(recalibrator, P.shape[1] if np.ndim(P) == 2 else 2)
+    canonical = None if public else getattr(recalibrator, "_fit_canonical", None)
+    if canonical is not None:
+        return canonical(P, y, np.ones(P.shape[0]) if w is None else w)
     if w is not None and has_fit_parameter(recalibrator, "sample_weight"):
         return recalibrator.fit(P, y, sample_weight=w)
     return recalibrator.fit(P, y)
 
 
+def predict_recalibrator(model, P, check=True):
+    """``model``'s probabilities on the canonical ``P``.
+
+    skcal's recalibrators (a private ``_predict_canonical``) map ``P``
+    without validating it again. The output of any other object is checked
+    when ``check`` (it is then the input of the next step), else returned as
+    float64 (:class:`AutoRecalibrator` scores it as it is).
+    """
+    canonical = getattr(model, "_predict_canonical", None)
+    if canonical is not None:
+        return canonical(P)
+    if not check:
+        return np.asarray(model.predict_proba(P), dtype=np.float64)
+    from ._base import check_probability_input
+
+    name = f"{type(model).__name__}.predict_proba(P)"
+    return check_probability_input(model.predict_proba(P), name=name,
+                                   n_classes=P.shape[1], owner=type(model).__name__)[0]

@@ -11,6 +11,7 @@ of a family kept up to date row by row after each patch.
 from typing import NamedTuple
 
 import numpy as np
+from sklearn.utils import Bunch
 
 from .._kernels._interval import max_abs_interval_rows
 from .._kernels._patching import (
@@ -343,3 +344,31 @@ def row_brier(P, y):
     loss = np.einsum("ij,ij->i", P, P)
     rows = np.arange(P.shape[0])
     return loss - 2.0 * P[rows, y] + 1.0
+
+
+def audit_family(utilities, P, y, w, return_details=True):
+    """``utility_calibration_error`` of ``utilities`` on the canonical ``(P, y, w)``.
+
+    The same computation as :func:`skcal.utility_calibration_error` with
+    ``labels=arange(C)`` after its input checks, without repeating them:
+    the patching fit audits its own rows (checked once at its entry) on
+    every iteration. Returns ``UC`` or ``(UC, details)``.
+    """
+    from ..metrics._multiclass import _is_top_class, _top_class, _worst_intervals
+
+    data = Predictions(P, y)
+    if len(utilities) == 1 and _is_top_class(utilities[0]):
+        value, lower, upper, sign = _top_class(data, w)
+    else:
+        value, lower, upper, sign = _worst_intervals(utilities, data, w)
+    worst = int(np.argmax(value))
+    result = float(value[worst])
+    if not return_details:
+        return result
+    return result, Bunch(
+        utility=utilities[worst],
+        interval=(float(lower[worst]), float(upper[worst])),
+        sign=int(sign[worst]),
+        errors=value,
+        utilities=utilities,
+    )

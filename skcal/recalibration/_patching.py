@@ -8,10 +8,13 @@ utility falls in that interval along the utility vector, project back onto
 the simplex, repeat. The patches are stored and replayed on new predictions.
 """
 
-import numbers
+from __future__ import annotations
+
 import warnings
+from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import (
     BaseEstimator,
     OneToOneFeatureMixin,
@@ -23,7 +26,7 @@ from sklearn.utils import check_random_state, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, StrOptions, _check_feature_names, _fit_context
+from .._compat import _check_feature_names, _fit_context
 from .._kernels._patching import (
     scatter_row_brier,
 )
@@ -34,24 +37,29 @@ from .._validation import (
     resolve_labels,
     user_stacklevel,
 )
-from ..metrics import utility_calibration_error
-from ..utilities._families import members, resolve_utility
+from ..utilities._families import members
 from ._base import checked_probabilities
-from ._common import SKLEARN_METHODS, SklearnRecalibrator, fit_recalibrator, weighted_sum
+from ._common import fit_recalibrator, predict_recalibrator, weighted_sum
 from ._patch_ops import (
     IncrementalAudit,
     Patch,
     apply_patch,
+    audit_family,
     patch_rows,
     predicted_utility,
     project_simplex,
     row_brier,
     utility_rows,
 )
+from ._patch_params import (
+    _PATCHING_CONSTRAINTS,
+    _auto_tol,
+    _check_family,
+    _check_init,
+    _check_not_boolean,
+)
 
 __all__ = ["Patch", "UtilityPatchingRecalibrator", "project_simplex"]
-
-_STEP_OPTIONS = ("armijo", "paper")
 
 # Armijo line search: accept eta when the Brier score drops by at least
 # 2 * _ARMIJO_C * eta * err (the decrease the linearisation promises is
@@ -60,79 +68,6 @@ _STEP_OPTIONS = ("armijo", "paper")
 _ARMIJO_C = 0.25
 _ARMIJO_START = 4.0
 _ARMIJO_HALVINGS = 40
-
-
-
-# --- parameter checks ------------------------------------------------------------
-
-
-# scikit-learn's declarative validation of UtilityPatchingRecalibrator's
-# parameters (checked by _fit_context at the start of fit and fit_transform);
-# family and init are checked in fit with messages of their own (names,
-# utilities, families; a name, a recalibrator or a callable)
-_PATCHING_CONSTRAINTS = {
-    "family": "no_validation",
-    "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
-    "tol": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="left")],
-    "step": [
-        StrOptions(set(_STEP_OPTIONS)),
-        Interval(numbers.Real, 0, None, closed="neither"),
-    ],
-    "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither"), None],
-    "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
-    "random_state": ["random_state"],
-    "init": "no_validation",
-    "init_cv": [Interval(numbers.Integral, 2, None, closed="left"), None],
-    "labels": ["array-like", None],
-}
-
-# what a parameter must be, for the booleans the constraints let through
-# (True is an int and a float to them)
-_NOT_BOOLEAN = {
-    "max_iter": "a non-negative integer",
-    "tol": "'auto' or a non-negative float",
-    "step": f"one of {_STEP_OPTIONS} or a positive float",
-    "n_iter_no_change": "a positive integer",
-}
-
-
-def _check_not_boolean(params):
-    for name, what in _NOT_BOOLEAN.items():
-        if isinstance(params[name], (bool, np.bool_)):
-            raise ValueError(f"{name} must be {what}, got {params[name]!r}.")
-
-
-def _check_family(family):
-    return resolve_utility(family, name="family")
-
-
-def _auto_tol(n_utilities, n_samples):
-    """``sqrt(log(4 |U|) / (2 n))``: see ``tol`` in UtilityPatchingRecalibrator."""
-    return float(np.sqrt(np.log(4.0 * n_utilities) / (2.0 * n_samples)))
-
-def _check_init(init):
-    """``init`` as an unfitted recalibrator, a callable, or None."""
-    if init is None:
-        return None
-    if isinstance(init, str):
-        if init in SKLEARN_METHODS:
-            return SklearnRecalibrator(init)
-        raise ValueError(
-            f"init must be None, one of {SKLEARN_METHODS}, a recalibrator with "
-            f"fit(P, y) and predict_proba(P), or a callable, got {init!r}."
-        )
-    if callable(getattr(init, "fit", None)) and callable(
-        getattr(init, "predict_proba", None)
-    ):
-        return init
-    if callable(init):
-        return init
-    raise TypeError(
-        f"init must be None, one of {SKLEARN_METHODS}, a recalibrator with fit(P, y) "
-        f"and predict_proba(P), or a callable; got {type(init).__name__}."
-    )
-
-
 
 
 
@@ -351,18 +286,18 @@ callable, default=None
 
     def __init__(
         self,
-        family="comb",
+        family: str | object = "comb",
         *,
-        max_iter=100,
-        tol="auto",
-        step="armijo",
-        validation_fraction=None,
-        n_iter_no_change=10,
-        random_state=None,
-        init=None,
-        init_cv=5,
-        labels=None,
-    ):
+        max_iter: int = 100,
+        tol: str | float = "auto",
+        step: str | float = "armijo",
+        validation_fraction: float | None = None,
+        n_iter_no_change: int = 10,
+        random_state: int | np.random.RandomState | None = None,
+        init: str | BaseEstimator | Callable | None = None,
+        init_cv: int | None = 5,
+        labels: ArrayLike | None = None,
+    ) -> None:
         self.family = family
         self.labels = labels
         self.init = init
@@ -411,7 +346,9 @@ callable, default=None
     _parameter_constraints = dict(_PATCHING_CONSTRAINTS)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> UtilityPatchingRecalibrator:
         """Fit the patches on predicted probabilities and observed classes.
 
         Parameters
@@ -436,7 +373,9 @@ callable, default=None
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit_transform(self, X, y=None, sample_weight=None):
+    def fit_transform(
+        self, X: ArrayLike, y: ArrayLike | None = None, sample_weight: ArrayLike | None = None
+    ) -> np.ndarray:
         """Fit, and return the patched predictions computed while fitting.
 
         Equal, bit for bit, to ``fit(X, y).transform(X)``.
@@ -476,7 +415,7 @@ callable, default=None
             )
         fitted = fit_recalibrator(clone(init), P, y_index, w)
         if init_cv is None:
-            start = fitted.predict_proba(P)
+            start = predict_recalibrator(fitted, P, check=False)
         else:
             from sklearn.model_selection import KFold, StratifiedKFold
 
@@ -492,21 +431,44 @@ callable, default=None
                 model = fit_recalibrator(
                     clone(init), P[train], y_index[train], w[train]
                 )
-                start[test] = model.predict_proba(P[test])
+                start[test] = predict_recalibrator(model, P[test], check=False)
+        if hasattr(fitted, "_predict_canonical"):
+            return start, fitted  # skcal's own output: canonical already
         return self._check_P(start, name="init.predict_proba(P)")[0], fitted
+
+    def _fit_canonical(self, P, y, w):
+        """Fit on the canonical form without validating it (skcal's inner fits).
+
+        ``P`` float64 ``(n, C)`` probabilities, ``y`` column indices, ``w``
+        checked weights, as an entry point hands them down; the parameters
+        are still checked.
+        """
+        self._validate_params()
+        C = P.shape[1]
+        classes = np.arange(C) if self.labels is None else np.asarray(self.labels)
+        self._fit_checked(P, False, classes, y, w)
+        return self
+
+    def _predict_canonical(self, P):
+        """The patched probabilities of a canonical ``P`` (skcal's inner predictions)."""
+        init = getattr(self, "init_", None)
+        if init is not None:
+            if hasattr(init, "_predict_canonical"):
+                P = init._predict_canonical(P)
+            else:
+                P = init.predict_proba(P) if hasattr(init, "predict_proba") else init(P)
+                P = self._check_P(P, name="the warm start's output")[0]
+        elif not self.patches_:
+            P = P.copy()
+        for patch in self.patches_:
+            P = apply_patch(P, patch)
+        return P
 
     def _fit(self, P, y, sample_weight):
         _check_feature_names(self, P, reset=True)
-        # the other parameters were checked by _fit_context
+        # parameters before data, as everywhere (_fit_checked uses them)
         _check_not_boolean(self.get_params(deep=False))
-        family = _check_family(self.family)
-        max_iter = int(self.max_iter)
-        tol = self.tol if isinstance(self.tol, str) else float(self.tol)
-        step_rule = self.step if isinstance(self.step, str) else float(self.step)
-        fraction = (
-            None if self.validation_fraction is None else float(self.validation_fraction)
-        )
-        patience = int(self.n_iter_no_change)
+        _check_family(self.family)
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y "
@@ -519,6 +481,21 @@ callable, default=None
             raise ValueError(f"X has {n} rows but y has {y.shape[0]} elements.")
         w = check_sample_weight(sample_weight, n)
         classes, y_index = self._encode_y(y, C, one_d)
+        return self._fit_checked(P, one_d, classes, y_index, w)
+
+    def _fit_checked(self, P, one_d, classes, y_index, w):
+        """The fit on checked input; returns the patched fitted rows."""
+        # the other parameters were checked by _fit_context
+        _check_not_boolean(self.get_params(deep=False))
+        family = _check_family(self.family)
+        max_iter = int(self.max_iter)
+        tol = self.tol if isinstance(self.tol, str) else float(self.tol)
+        step_rule = self.step if isinstance(self.step, str) else float(self.step)
+        fraction = (
+            None if self.validation_fraction is None else float(self.validation_fraction)
+        )
+        patience = int(self.n_iter_no_change)
+        n, C = P.shape
         utilities = members(family, C)
         P, self.init_ = self._start(P, y_index, w)
 
@@ -543,7 +520,6 @@ callable, default=None
             history["validation_brier"] = []
             best = (np.inf, 0, None)  # (held-out Brier, iteration, P_val)
 
-        labels = np.arange(C)
         row_loss = row_brier(P_fit, y_fit)
         brier = weighted_sum(w_fit, row_loss) / W
         patches = []
@@ -557,23 +533,14 @@ callable, default=None
             if auditor is not None:
                 uc, details = auditor.audit()
             else:
-                uc, details = utility_calibration_error(
-                    y_fit,
-                    P_fit,
-                    family,
-                    sample_weight=w_fit,
-                    labels=labels,
-                    return_details=True,
-                )
+                uc, details = audit_family(utilities, P_fit, y_fit, w_fit)
             history["uc"].append(uc)
             history["brier"].append(brier)
             if val_rows is not None:
                 val_brier = float(np.average(row_brier(P_val, y_val), weights=w_val))
                 history["validation_brier"].append(val_brier)
                 history["validation_uc"].append(
-                    utility_calibration_error(
-                        y_val, P_val, family, sample_weight=w_val, labels=labels
-                    )
+                    audit_family(utilities, P_val, y_val, w_val, return_details=False)
                 )
                 if val_brier < best[0]:
                     best = (val_brier, t, (P_fit.copy(), P_val.copy()))
@@ -746,7 +713,7 @@ callable, default=None
 
         return PatchingHistoryDisplay.from_recalibrator(self, ax=ax)
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> np.ndarray:
         """Replay the patches on predicted probabilities.
 
         Parameters
@@ -764,17 +731,11 @@ callable, default=None
         check_is_fitted(self)
         _check_feature_names(self, X, reset=False)
         P, one_d = self._check_P(X, n_columns=self.classes_.shape[0])
-        init = getattr(self, "init_", None)
-        if init is not None:
-            P = init.predict_proba(P) if hasattr(init, "predict_proba") else init(P)
-            P = self._check_P(P, name="the warm start's output")[0]
-        elif not self.patches_:
-            P = P.copy()  # never hand back the caller's array
-        for patch in self.patches_:
-            P = apply_patch(P, patch)
+        # copies when nothing changes P: never hand back the caller's array
+        P = self._predict_canonical(P)
         return P[:, 1].copy() if one_d else P
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Recalibrated probabilities, always of shape (n_samples, n_classes).
 
         Parameters
@@ -792,7 +753,7 @@ callable, default=None
             return np.column_stack([1.0 - P_new, P_new])
         return P_new
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The class of largest recalibrated probability (ties: lowest column).
 
         Parameters

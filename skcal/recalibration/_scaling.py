@@ -30,8 +30,10 @@ analytic gradient; one loss-and-gradient evaluation is one pass of matrix
 products over ``P``.
 """
 
+from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import minimize
 from scipy.special import expit, logsumexp
 from threadpoolctl import ThreadpoolController
@@ -105,22 +107,32 @@ def _lbfgs(fun, x0, bounds=None, max_iter=1000):
     return result.x
 
 
-def _softmax_loss(ST, y, w):
+def _observed_flat(y, n):
+    """Flat positions ``y_i * n + i`` of the observed classes in a ``(C, n)`` array."""
+    return np.asarray(y, dtype=np.intp) * n + np.arange(n)
+
+
+def _softmax_loss(ST, y, w, flat=None):
     """Weighted sum of ``-log softmax(S)[i, y_i]`` and its gradient in ``S``.
 
-    Works on the transpose ``ST`` of shape ``(C, n)`` (and returns the
-    gradient transposed): reductions over the classes are then reductions
-    over a few long contiguous rows, several times faster than over short
-    rows.
+    Works on the transpose ``ST`` of shape ``(C, n)``, C-contiguous (and
+    returns the gradient transposed): reductions over the classes are then
+    reductions over a few long contiguous rows, several times faster than
+    over short rows. ``flat`` (``_observed_flat(y, n)``, optional) is
+    computed once by the callers that evaluate the loss many times: a
+    gather by flat position is several times faster than ``ST[y, rows]``
+    and reads the same entries.
     """
-    rows = np.arange(ST.shape[1])
+    if flat is None:
+        flat = _observed_flat(y, ST.shape[1])
     m = ST.max(axis=0)
     E = ST - m
     np.exp(E, out=E)
     s = E.sum(axis=0)
-    loss = w @ (m + np.log(s) - ST[y, rows])
+    loss = w @ (m + np.log(s) - ST.ravel().take(flat))
     E *= w / s
-    E[y, rows] -= w
+    E_flat = E.ravel()
+    E_flat[flat] = E_flat.take(flat) - w
     return loss, E
 
 
@@ -351,7 +363,7 @@ class SigmoidCalibration(BaseRecalibrator):
         "target_smoothing": ["boolean"],
     }
 
-    def __init__(self, labels=None, target_smoothing=True):
+    def __init__(self, labels: ArrayLike | None = None, target_smoothing: bool = True) -> None:
         self.labels = labels
         self.target_smoothing = target_smoothing
 
@@ -427,7 +439,7 @@ class BetaCalibration(BaseRecalibrator):
 
     _parameter_constraints = {"labels": ["array-like", None]}
 
-    def __init__(self, labels=None):
+    def __init__(self, labels: ArrayLike | None = None) -> None:
         self.labels = labels
 
     @staticmethod
@@ -494,15 +506,17 @@ class TemperatureScaling(BaseRecalibrator):
 
     _parameter_constraints = {"labels": ["array-like", None]}
 
-    def __init__(self, labels=None):
+    def __init__(self, labels: ArrayLike | None = None) -> None:
         self.labels = labels
 
     def _fit(self, P, y, w):
         LT = np.ascontiguousarray(_log_floor(P).T)
         total = w.sum()
 
+        flat = _observed_flat(y, P.shape[0])
+
         def fun(theta):
-            loss, GT = _softmax_loss(LT * theta[0], y, w)
+            loss, GT = _softmax_loss(LT * theta[0], y, w, flat)
             grad = np.einsum("ij,ij->", GT, LT)
             return loss / total, np.array([grad / total])
 

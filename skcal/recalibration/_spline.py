@@ -1,8 +1,11 @@
 """Spline calibration: a natural cubic spline in logit space, penalised logistic fit."""
 
+from __future__ import annotations
+
 import numbers
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import expit, logsumexp
 from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
@@ -230,7 +233,14 @@ class SplineCalibration(BaseRecalibrator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, labels=None, n_knots=7, cv=5, max_groups=2000, random_state=None):
+    def __init__(
+        self,
+        labels: ArrayLike | None = None,
+        n_knots: int = 7,
+        cv: int = 5,
+        max_groups: int = 2000,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.labels = labels
         self.n_knots = n_knots
         self.cv = cv
