@@ -749,14 +749,26 @@ class _Held:
 def _row_interval(
     measure, y_true, y_prob, sample_weight, confidence, method, n_resamples, random_state
 ):
-    """Bayesian bootstrap on the rows (the multiclass utility error).
+    """Bayesian bootstrap of the multiclass utility error.
 
-    Each resample multiplies the row weights by independent ``Exp(1)``
-    draws and calls the measure with them: one evaluation of the measure
-    per resample.
+    One utility: on its grouped statistic (see :mod:`skcal._interval_utility`),
+    no row revisited per draw. A finite family: on the rows, each resample
+    multiplying the row weights by independent ``Exp(1)`` draws and calling
+    the measure with them (one evaluation of the measure per resample).
     """
     _check_options(confidence, method, n_resamples, ("auto", "bootstrap"))
     rng = check_random_state(random_state)
+    from ._interval_utility import utility_interval
+
+    return utility_interval(
+        measure, y_true, y_prob, sample_weight, confidence, n_resamples, rng, _basic,
+        lambda: _family_interval(measure, y_true, y_prob, sample_weight, confidence,
+                                 n_resamples, rng),
+    )
+
+
+def _family_interval(measure, y_true, y_prob, sample_weight, confidence, n_resamples, rng):
+    """Bayesian bootstrap on the rows: one evaluation of the measure per draw."""
     if sample_weight is None:
         n = len(y_true)
         w = np.ones(n)
