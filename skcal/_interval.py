@@ -76,6 +76,7 @@ import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
 from ._grouped import GroupedStatistic, canonical_statistic, group
+from ._held import HeldStatistic
 from ._interval_bounds import _SCDL_GUARANTEE, _cutoff_band, _kumar_debiased_l2, _scdl_bound
 from ._validation import (
     check_binary_calibration_input,
@@ -655,7 +656,7 @@ def measure_interval(
             k: v for k, v in params.items() if k not in ("pos_label", "multiclass", "labels")
         }
         # the public function checks the options; its value is the estimate
-        estimate = float(measure._function(_Held(cells.G), None, **options))
+        estimate = float(measure._function(HeldStatistic(cells.G), None, **options))
     a = 1.0 - confidence
     out = Bunch(
         estimate=estimate,
@@ -734,16 +735,6 @@ def measure_interval(
         guarantee=guarantee,
     )
     return out
-
-
-class _Held:
-    """Hands a grouped statistic to a public measure function."""
-
-    def __init__(self, statistic):
-        self.statistic = statistic
-
-    def grouped_statistic(self):
-        return self.statistic
 
 
 def _row_interval(
