@@ -32,7 +32,10 @@ Methods (``auto``): smCE and the binned ECE by the basic bootstrap on the
 grouped statistic, cutoff by the uniform bootstrap band, SCDL by its
 finite-sample bound, CDL by SCDL's one-sided lower end (see
 doc/intervals.md). dCE (one linear program per resample) is left to its own
-``--measures dCE`` runs.
+``--measures dCE`` runs. ``UCE`` (the utility calibration error, top-class)
+is run on the ``multiclass`` generator only (its population value is the
+cutoff error of (confidence, correctness), Hegazy et al., Example 3.4),
+by the Bayesian bootstrap on its grouped statistic.
 
 Usage: python benchmarks/interval_coverage.py [--reps 500] [--resamples 200]
        python benchmarks/interval_coverage.py --speed [--speed-n 1000000]
@@ -55,6 +58,7 @@ from skcal.measures import (
     LowerDistanceToCalibration,
     SmoothCalibrationError,
     SoftBinnedCDL,
+    UtilityCalibrationError,
 )
 
 
@@ -114,7 +118,10 @@ MEASURES = {
     "ECE": BinnedECE(),
     "CDL": CalibrationDecisionLoss(),
     "dCE": LowerDistanceToCalibration(),
+    "UCE": UtilityCalibrationError(),
 }
+# the population value of each measure's grouped core (UCE top-class: cutoff's)
+CORE = {"UCE": CutoffCalibrationError()}
 DEFAULT_MEASURES = ("smCE", "cutoff", "SCDL", "ECE", "CDL")
 GENERATORS = ("calibrated", "shifted", "tempered", "multiclass", "weighted")
 
@@ -129,14 +136,15 @@ def _best(f, repeat=3):
 
 
 def speed(n, names, rng):
-    y, p, _, _, _ = draw("shifted", n, rng)
-    print(f"n = {n}, shifted generator; seconds, best of 3")
+    binary = draw("shifted", n, rng)[:2]
+    print(f"n = {n}, shifted generator (UCE: multiclass); seconds, best of 3")
     print(f"{'measure':7s} {'measure s':>10s} {'interval s':>11s} {'ratio':>7s} method")
     for name in names:
         measure = MEASURES[name]
-        t_measure = _best(lambda m=measure: m(y, p))
+        y, p = draw("multiclass", n, rng)[:2] if name == "UCE" else binary
+        t_measure = _best(lambda m=measure, y=y, p=p: m(y, p))
         ci = measure.interval(y, p, random_state=0)
-        t_interval = _best(lambda m=measure: m.interval(y, p, random_state=0))
+        t_interval = _best(lambda m=measure, y=y, p=p: m.interval(y, p, random_state=0))
         print(
             f"{name:7s} {t_measure:10.3f} {t_interval:11.3f} "
             f"{t_interval / t_measure:7.1f} {ci.method}",
@@ -166,8 +174,9 @@ def main():
     for g in args.generators:
         G = population(g, rng)
         truth[g] = {
-            name: float(m._grouped_core(G)) for name, m in MEASURES.items()
-            if name in args.measures
+            name: float(CORE.get(name, m)._grouped_core(G))
+            for name, m in MEASURES.items()
+            if name in args.measures and (name != "UCE" or g == "multiclass")
         }
     print("population values (numeric integration, 2**16 cells):")
     for g in args.generators:
@@ -180,6 +189,8 @@ def main():
     for name in args.measures:
         measure = MEASURES[name]
         for g in args.generators:
+            if name not in truth[g]:
+                continue
             theta = truth[g][name]
             for n in args.sizes:
                 reps = args.dce_reps if name == "dCE" else args.reps

@@ -1,75 +1,15 @@
-"""skcal: exact, fast calibration measures, tests and recalibrators for scikit-learn."""
+"""skcal: exact, fast calibration measures, tests and recalibrators for scikit-learn.
 
+The public names below are imported on first use (PEP 562): ``import skcal``
+loads only the compiled kernels, so that ``python -m skcal report`` imports
+what the report needs and not, say, the recalibrators or matplotlib.
+``from skcal import X`` and ``skcal.X`` work as with eager imports.
+"""
+
+import importlib
+
+from . import _kernels  # noqa: F401  (a clear error in an unbuilt source tree)
 from ._version import __version__
-from .decisions import DecisionTask, RoundedResponseClassifier, SCDLRounding
-from .display import (
-    CalibrationMonitorDisplay,
-    CalibrationTestDisplay,
-    ClassWiseReliabilityDisplay,
-    PatchingHistoryDisplay,
-    ReliabilityDisplay,
-    UtilityCalibrationDisplay,
-)
-from .measures import (
-    BinnedECE,
-    CalibrationDecisionLoss,
-    CutoffCalibrationError,
-    LowerDistanceToCalibration,
-    SmoothCalibrationError,
-    SoftBinnedCDL,
-    UtilityCalibrationError,
-)
-from .metrics import (
-    binned_ece,
-    calibration_decision_loss,
-    calibration_fixed_decision_loss,
-    cutoff_calibration_error,
-    lower_distance_to_calibration,
-    maximum_swap_regret,
-    smooth_calibration_error,
-    soft_binned_cdl,
-    utility_calibration_ecdf,
-    utility_calibration_error,
-)
-from .monitor import CalibrationMonitor
-from .online import OnlineMSRForecaster, OnlineRecalibratedClassifier
-from .recalibration import (
-    AutoRecalibrator,
-    BetaCalibration,
-    DirichletCalibration,
-    HistogramBinning,
-    IsotonicCalibration,
-    MatrixScaling,
-    RecalibratedClassifier,
-    ScalingBinning,
-    SigmoidCalibration,
-    SplineCalibration,
-    StructuredMatrixScaling,
-    TemperatureScaling,
-    UtilityPatchingRecalibrator,
-    VectorScaling,
-    VennAbersCalibration,
-)
-from .scorers import CalibrationScorer, get_scorer, get_scorer_names, make_scorers
-from .sketch import CalibrationSketch, dask_sketch
-from .tester import CalibrationTester, CalibrationTestResult
-from .utilities import (
-    DCG,
-    ClassWise,
-    ClassWiseFamily,
-    DecisionUtility,
-    GainMatrix,
-    Linear,
-    LinearFamily,
-    Rank,
-    RankFamily,
-    SimilarityUtility,
-    TopClass,
-    TopK,
-    TopKFamily,
-    Utility,
-    UtilityFamily,
-)
 
 __all__ = [
     "__version__",
@@ -141,3 +81,95 @@ __all__ = [
     "CalibrationSketch",
     "dask_sketch",
 ]
+
+# public name -> the submodule that defines it
+_LAZY = {
+    "BinnedECE": "measures",
+    "CalibrationDecisionLoss": "measures",
+    "CutoffCalibrationError": "measures",
+    "LowerDistanceToCalibration": "measures",
+    "SmoothCalibrationError": "measures",
+    "SoftBinnedCDL": "measures",
+    "UtilityCalibrationError": "measures",
+    "CalibrationScorer": "scorers",
+    "get_scorer": "scorers",
+    "get_scorer_names": "scorers",
+    "make_scorers": "scorers",
+    "calibration_decision_loss": "metrics",
+    "calibration_fixed_decision_loss": "metrics",
+    "maximum_swap_regret": "metrics",
+    "cutoff_calibration_error": "metrics",
+    "soft_binned_cdl": "metrics",
+    "binned_ece": "metrics",
+    "utility_calibration_error": "metrics",
+    "utility_calibration_ecdf": "metrics",
+    "smooth_calibration_error": "metrics",
+    "lower_distance_to_calibration": "metrics",
+    "UtilityCalibrationDisplay": "display",
+    "ReliabilityDisplay": "display",
+    "ClassWiseReliabilityDisplay": "display",
+    "CalibrationTestDisplay": "display",
+    "PatchingHistoryDisplay": "display",
+    "CalibrationMonitorDisplay": "display",
+    "Utility": "utilities",
+    "TopClass": "utilities",
+    "ClassWise": "utilities",
+    "TopK": "utilities",
+    "Linear": "utilities",
+    "Rank": "utilities",
+    "DCG": "utilities",
+    "DecisionUtility": "utilities",
+    "GainMatrix": "utilities",
+    "SimilarityUtility": "utilities",
+    "UtilityFamily": "utilities",
+    "ClassWiseFamily": "utilities",
+    "TopKFamily": "utilities",
+    "LinearFamily": "utilities",
+    "RankFamily": "utilities",
+    "CalibrationTester": "tester",
+    "CalibrationTestResult": "tester",
+    "CalibrationMonitor": "monitor",
+    "DecisionTask": "decisions",
+    "SCDLRounding": "decisions",
+    "RoundedResponseClassifier": "decisions",
+    "IsotonicCalibration": "recalibration",
+    "HistogramBinning": "recalibration",
+    "ScalingBinning": "recalibration",
+    "VennAbersCalibration": "recalibration",
+    "SplineCalibration": "recalibration",
+    "UtilityPatchingRecalibrator": "recalibration",
+    "RecalibratedClassifier": "recalibration",
+    "AutoRecalibrator": "recalibration",
+    "SigmoidCalibration": "recalibration",
+    "BetaCalibration": "recalibration",
+    "TemperatureScaling": "recalibration",
+    "VectorScaling": "recalibration",
+    "MatrixScaling": "recalibration",
+    "DirichletCalibration": "recalibration",
+    "StructuredMatrixScaling": "recalibration",
+    "OnlineMSRForecaster": "online",
+    "OnlineRecalibratedClassifier": "online",
+    "CalibrationSketch": "sketch",
+    "dask_sketch": "sketch",
+}
+
+# subpackages and public modules reachable as attributes (``skcal.metrics``)
+_SUBMODULES = frozenset({
+    "decisions", "display", "measures", "metrics", "monitor", "online",
+    "recalibration", "scorers", "sketch", "tester", "utilities",
+})
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # found once; later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__) | _SUBMODULES)

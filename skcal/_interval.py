@@ -76,6 +76,7 @@ import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
 from ._grouped import GroupedStatistic, canonical_statistic, group
+from ._held import HeldStatistic
 from ._interval_bounds import _SCDL_GUARANTEE, _cutoff_band, _kumar_debiased_l2, _scdl_bound
 from ._validation import (
     check_binary_calibration_input,
@@ -655,7 +656,7 @@ def measure_interval(
             k: v for k, v in params.items() if k not in ("pos_label", "multiclass", "labels")
         }
         # the public function checks the options; its value is the estimate
-        estimate = float(measure._function(_Held(cells.G), None, **options))
+        estimate = float(measure._function(HeldStatistic(cells.G), None, **options))
     a = 1.0 - confidence
     out = Bunch(
         estimate=estimate,
@@ -736,27 +737,29 @@ def measure_interval(
     return out
 
 
-class _Held:
-    """Hands a grouped statistic to a public measure function."""
-
-    def __init__(self, statistic):
-        self.statistic = statistic
-
-    def grouped_statistic(self):
-        return self.statistic
-
-
 def _row_interval(
     measure, y_true, y_prob, sample_weight, confidence, method, n_resamples, random_state
 ):
-    """Bayesian bootstrap on the rows (the multiclass utility error).
+    """Bayesian bootstrap of the multiclass utility error.
 
-    Each resample multiplies the row weights by independent ``Exp(1)``
-    draws and calls the measure with them: one evaluation of the measure
-    per resample.
+    One utility: on its grouped statistic (see :mod:`skcal._interval_utility`),
+    no row revisited per draw. A finite family: on the rows, each resample
+    multiplying the row weights by independent ``Exp(1)`` draws and calling
+    the measure with them (one evaluation of the measure per resample).
     """
     _check_options(confidence, method, n_resamples, ("auto", "bootstrap"))
     rng = check_random_state(random_state)
+    from ._interval_utility import utility_interval
+
+    return utility_interval(
+        measure, y_true, y_prob, sample_weight, confidence, n_resamples, rng, _basic,
+        lambda: _family_interval(measure, y_true, y_prob, sample_weight, confidence,
+                                 n_resamples, rng),
+    )
+
+
+def _family_interval(measure, y_true, y_prob, sample_weight, confidence, n_resamples, rng):
+    """Bayesian bootstrap on the rows: one evaluation of the measure per draw."""
     if sample_weight is None:
         n = len(y_true)
         w = np.ones(n)

@@ -16,6 +16,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ._grouped import binary_statistic, group
+from ._held import HeldStatistic
 from ._interval import _DISCRETE_COUNT, _basic, _Cells, _Layout
 from ._interval_bounds import scdl_bound_of_cells
 from ._progress import _Progress
@@ -327,19 +328,6 @@ def _interval(measure, value, center, boot, null, confidence):
 _SHARED_STATISTIC = ("smce", "dce", "cutoff", "cdl")
 
 
-class _Held:
-    """A grouped statistic handed to a measure function as a sketch is."""
-
-    canonical = True  # already on the measures' weight scale (rescaled)
-    exact = True
-
-    def __init__(self, statistic):
-        self._statistic = statistic
-
-    def grouped_statistic(self):
-        return self._statistic
-
-
 def _row_values(objects, y, p, w):
     """Every measure's value on the rows, the shared ones from one statistic.
 
@@ -348,7 +336,8 @@ def _row_values(objects, y, p, w):
     in ``_SHARED_STATISTIC`` read the statistic that ``binary_statistic``
     would build for them, built once here.
     """
-    held = _Held(binary_statistic(y, p, w, rescale=True))
+    # already on the measures' weight scale (rescaled)
+    held = HeldStatistic(binary_statistic(y, p, w, rescale=True), canonical=True)
     return {
         key: float(m._function(held) if key in _SHARED_STATISTIC
                    else m._function(y, p, sample_weight=w))

@@ -1,10 +1,9 @@
 """Reading a file of predictions for ``python -m skcal report``, in bounded memory.
 
-A CSV file is read with the standard library alone, in blocks of
-``BLOCK_BYTES``; a line longer than ``MAX_LINE_BYTES`` (for instance a file
-with no newline) is refused before more of it is read, and the rows are parsed
-``CHUNK_ROWS`` at a time into numpy arrays. Parquet is read batch by batch with
-pyarrow when it is importable (else whole, with pandas).
+The rows come in chunks from :mod:`skcal._report_files` (CSV in bounded
+blocks, Parquet batch by batch); what the labels are and which class each
+probability column stands for is settled by :mod:`skcal._report_labels`;
+messages and user text made safe are :mod:`skcal._report_text`'s.
 
 The file is read twice. The first pass checks the shape of every row and
 collects the distinct labels and the weights' properties: what the labels
@@ -22,26 +21,21 @@ then one chunk plus the sketch, which grows with the number of distinct
 predictions (about 48 bytes each), not with the number of rows.
 """
 
-import csv
 import math
 import os
 
 import numpy as np
 
+from ._report_files import csv_chunks, parquet_chunks
+from ._report_labels import Labels, as_number, classes_of_columns, positive_class
+from ._report_text import ReportInputError, quoted, safe_text
 from ._validation import check_binary_calibration_input, power_of_two_scale
 from .sketch import CalibrationSketch
 
 __all__ = ["ReportInputError", "read_report_input", "safe_text"]
 
-BLOCK_BYTES = 1 << 20  # bytes read at a time
-MAX_LINE_BYTES = 1 << 20  # the longest line (and cell) accepted: 1 MiB
-CHUNK_ROWS = 1 << 16  # rows parsed into arrays at a time
-CHUNK_CELL_BYTES = 1 << 24  # ... or fewer, once their kept cells reach 16 MiB
 IN_MEMORY_ROWS = 1 << 20  # up to this many rows the rows themselves are kept
 MAX_LABELS = 10_000  # distinct spellings of labels accepted in the label column
-
-_BOM = b"\xef\xbb\xbf"
-_TRUE_FALSE = {"true": True, "false": False}
 
 
 class WeightedSketch(CalibrationSketch):
@@ -101,599 +95,6 @@ class _SquaredWeights:
         return self.sums[0, at], self.sums[1, at]
 
 
-class ReportInputError(ValueError):
-    """A problem with the input file or options, worded for the command line."""
-
-
-def safe_text(value):
-    """``value`` as text with every non-printable character escaped.
-
-    File names, column names and labels come from the user; an ANSI escape
-    sequence in one must not reach the terminal (or an HTML page) as such.
-
-    Examples
-    --------
-    >>> from skcal._report_input import safe_text
-    >>> safe_text("a\\x1b[31mb")
-    'a\\\\x1b[31mb'
-    """
-    text = str(value)
-    if text.isprintable():
-        return text
-    out = []
-    for ch in text:
-        if ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x100:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) < 0x10000:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    return "".join(out)
-
-
-def _q(value):
-    """A user-supplied name quoted for a message (escaped, in quotes)."""
-    return "'" + safe_text(value) + "'"
-
-
-# --- labels ---------------------------------------------------------------------
-
-
-def _as_number(text):
-    try:
-        return float(text)
-    except ValueError:
-        return None
-
-
-class Labels:
-    """The classes of the label column: their kind, order and display form.
-
-    ``kind`` is ``"number"`` (every label reads as a number: equal numbers
-    are one class, e.g. ``1``, ``1.0`` and ``01``, sorted as numbers),
-    ``"true/false"`` (every label is true or false, in any case) or
-    ``"text"`` (sorted as text).
-    """
-
-    def __init__(self, spellings, column):
-        self.column = column
-        lowered = {s.lower() for s in spellings}
-        if spellings and lowered <= set(_TRUE_FALSE):
-            self.kind, self.order = "true/false", "false < true"
-        else:
-            numbers = {s: _as_number(s) for s in spellings}
-            if spellings and all(v is not None for v in numbers.values()):
-                bad = sorted(s for s, v in numbers.items() if not math.isfinite(v))
-                if bad:
-                    raise ReportInputError(
-                        f"column {_q(column)} (--label): the label {_q(bad[0])} is not "
-                        "a finite number (a missing label?); remove or fill those rows."
-                    )
-                self.kind, self.order = "number", "numeric order"
-            else:
-                self.kind, self.order = "text", "text order"
-        # spelling -> class key; key -> display text
-        self.key_of = {s: self.key(s) for s in spellings}
-        self.display = {}
-        for s in sorted(spellings):
-            self.display.setdefault(self.key_of[s], []).append(s)
-        self.display = {
-            k: (v[0] if len(v) == 1 else self._canonical(k)) for k, v in self.display.items()
-        }
-        self.classes = sorted(self.display)  # keys, in the order stated by self.order
-
-    def key(self, token):
-        """The class a token (a label in the file, or one the user typed) names, or None."""
-        token = token.strip()
-        if self.kind == "true/false":
-            if token.lower() in _TRUE_FALSE:
-                return _TRUE_FALSE[token.lower()]
-            if token in ("0", "1"):
-                return token == "1"
-            return None
-        if self.kind == "number":
-            value = _as_number(token)
-            if value is None or not math.isfinite(value):
-                return None
-            return value + 0.0  # -0.0 and 0.0 are one class
-        return token
-
-    def _canonical(self, key):
-        if self.kind == "true/false":
-            return "True" if key else "False"
-        if self.kind == "number" and key.is_integer() and abs(key) < 2**53:
-            return str(int(key))
-        return repr(key)
-
-    def text(self, key):
-        if key in self.display:
-            return self.display[key]
-        return self._canonical(key) if self.kind != "text" else key
-
-
-def _binary_positive(labels, pos_label):
-    """The class key of the positive class for one probability column."""
-    keys = set(labels.classes)
-    if len(keys) > 2:
-        shown = ", ".join(safe_text(labels.text(k)) for k in labels.classes[:5])
-        raise ReportInputError(
-            f"column {_q(labels.column)} (--label) has {len(keys)} distinct labels "
-            f"({shown}{', ...' if len(keys) > 5 else ''}) but --proba names one "
-            "column: give one --proba column per class."
-        )
-    conventional = (
-        keys <= {0.0, 1.0} or keys <= {-1.0, 1.0}
-        if labels.kind == "number"
-        else labels.kind == "true/false"
-    )
-    shown = ", ".join(safe_text(labels.text(k)) for k in labels.classes)
-    if pos_label is None:
-        if conventional:
-            return True if labels.kind == "true/false" else 1.0
-        raise ReportInputError(
-            f"the labels in column {_q(labels.column)} are {shown}, not 0/1: name the "
-            "positive class with --pos-label."
-        )
-    key = labels.key(pos_label)
-    if key is not None and key in keys:
-        return key
-    # a file of one class may lack the positive class of a 0/1 (or -1/1,
-    # true/false) problem; any other --pos-label absent from the file is a typo
-    if key is not None and len(keys) == 1 and (
-        labels.kind == "true/false"
-        or keys | {key} <= {0.0, 1.0}
-        or keys | {key} <= {-1.0, 1.0}
-    ):
-        return key
-    raise ReportInputError(
-        f"--pos-label {_q(pos_label)} is not one of the labels in column "
-        f"{_q(labels.column)} ({shown}, {labels.order})."
-    )
-
-
-def _column_classes(labels, proba, classes):
-    """The class key of each probability column, and how it was found."""
-    keys = set(labels.classes)
-    if classes is not None:
-        if len(classes) != len(proba):
-            raise ReportInputError(
-                f"--classes gives {len(classes)} labels for {len(proba)} --proba "
-                "columns: give one label per column, in the order of --proba."
-            )
-        mapped = []
-        for token in classes:
-            key = labels.key(token)
-            if key is None:
-                raise ReportInputError(
-                    f"--classes {_q(token)} is not a label of the kind in column "
-                    f"{_q(labels.column)} ({labels.kind})."
-                )
-            if key in mapped:
-                raise ReportInputError(f"--classes names the class {_q(token)} twice.")
-            mapped.append(key)
-        missing = [k for k in labels.classes if k not in mapped]
-        if missing:
-            raise ReportInputError(
-                f"the label {_q(labels.text(missing[0]))} in column {_q(labels.column)} "
-                "is not in --classes: give the class of every --proba column."
-            )
-        return mapped, "--classes"
-    found = _classes_from_names(labels, proba)
-    if found is None:
-        shown = ", ".join(safe_text(labels.text(k)) for k in labels.classes[:10])
-        raise ReportInputError(
-            f"cannot tell the class of each --proba column from their names "
-            f"(the labels in column {_q(labels.column)} are {shown}): pass --classes, "
-            "one label per --proba column, in the same order."
-        )
-    if not keys <= set(found):
-        missing = [k for k in labels.classes if k not in found][0]
-        raise ReportInputError(
-            f"the label {_q(labels.text(missing))} in column {_q(labels.column)} has "
-            "no --proba column: give one column per class (or --classes)."
-        )
-    return found, "column names"
-
-
-def _classes_from_names(labels, proba):
-    """Read each column's class off its name (``cat``, ``p_cat``, ``proba1``...).
-
-    Every split of the names into a common prefix, a token and a common
-    suffix is tried; the columns are mapped when the tokens name distinct
-    classes covering every label in the file, and exactly one such mapping
-    exists (else None: the user must say).
-    """
-    prefix = os.path.commonprefix(proba)
-    suffix = os.path.commonprefix([c[::-1] for c in proba])[::-1]
-    shortest = min(len(c) for c in proba)
-    keys = set(labels.classes)
-    found = set()
-    for i in range(len(prefix) + 1):
-        for j in range(len(suffix) + 1):
-            if i + j > shortest:
-                continue
-            tokens = [c[i : len(c) - j] for c in proba]
-            mapped = [labels.key(t) if t.strip() else None for t in tokens]
-            if None in mapped or len(set(mapped)) != len(mapped):
-                continue
-            if not keys <= set(mapped):
-                continue
-            found.add(tuple(mapped))
-    if len(found) != 1:
-        return None
-    return list(found.pop())
-
-
-# --- reading CSV in bounded blocks ------------------------------------------------
-
-
-def _open_error(path, exc):
-    name = safe_text(path)
-    if isinstance(exc, FileNotFoundError):
-        return ReportInputError(f"{name}: no such file.")
-    if isinstance(exc, IsADirectoryError):
-        return ReportInputError(f"{name}: is a directory, not a file.")
-    if isinstance(exc, PermissionError):
-        return ReportInputError(f"{name}: permission denied.")
-    return ReportInputError(f"{name}: cannot be read ({safe_text(exc.strerror or exc)}).")
-
-
-def _lines(path):
-    """The decoded lines of a file, each at most ``MAX_LINE_BYTES`` long."""
-    name = safe_text(path)
-    if os.path.isdir(path):
-        raise ReportInputError(f"{name}: is a directory, not a file.")
-    try:
-        f = open(path, "rb")
-    except OSError as exc:
-        raise _open_error(path, exc) from None
-    with f:
-        tail = b""
-        line_no = 0
-        first = True
-        while True:
-            try:
-                block = f.read(BLOCK_BYTES)
-            except OSError as exc:
-                raise _open_error(path, exc) from None
-            if first:
-                first = False
-                if block.startswith(_BOM):
-                    block = block[len(_BOM) :]  # a UTF-8 byte order mark
-            if not block:
-                break
-            parts = (tail + block).split(b"\n")
-            tail = parts.pop()
-            for part in parts:
-                line_no += 1
-                yield _decode(name, line_no, part + b"\n")
-            if len(tail) > MAX_LINE_BYTES:
-                raise ReportInputError(
-                    f"{name}, line {line_no + 1}: longer than {MAX_LINE_BYTES >> 20} MiB "
-                    "(is it a CSV file with one row per line?)."
-                )
-        if tail:
-            yield _decode(name, line_no + 1, tail)
-
-
-def _decode(name, line_no, raw):
-    if len(raw) > MAX_LINE_BYTES + 1:
-        raise ReportInputError(
-            f"{name}, line {line_no}: longer than {MAX_LINE_BYTES >> 20} MiB "
-            "(is it a CSV file with one row per line?)."
-        )
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ReportInputError(
-            f"{name}, line {line_no}: not UTF-8 text (is it a CSV file?)."
-        ) from None
-
-
-def _check_header(name, header, label, proba, weight):
-    seen = set()
-    for h in header:
-        # unnamed columns (trailing commas of a spreadsheet export) cannot be
-        # named on the command line, so several of them are no ambiguity
-        if h in seen and h != "":
-            raise ReportInputError(
-                f"{name}: the column name {_q(h)} appears twice in the header; "
-                "rename one of them."
-            )
-        seen.add(h)
-    wanted = [("--label", label)] + [("--proba", c) for c in proba]
-    if weight is not None:
-        wanted.append(("--weight", weight))
-    used = {}
-    for option, column in wanted:
-        if column not in seen:
-            shown = ", ".join(_q(h) for h in header[:20])
-            more = ", ..." if len(header) > 20 else ""
-            raise ReportInputError(
-                f"{name}: no column {_q(column)} ({option}); the columns are "
-                f"{shown}{more}."
-            )
-        if column in used:
-            raise ReportInputError(
-                f"{name}: column {_q(column)} is given to both {used[column]} and "
-                f"{option}; each column has one role."
-            )
-        used[column] = option
-    index = {h: i for i, h in enumerate(header)}
-    return index[label], [index[c] for c in proba], (
-        None if weight is None else index[weight]
-    )
-
-
-def _csv_chunks(path, label, proba, weight):
-    """Yield ``(first data row, labels, {column: cells})`` chunks of a CSV file.
-
-    With pyarrow installed its streaming CSV reader parses the rows (blocks
-    of ``BLOCK_BYTES``, several times faster than the standard library);
-    at the first cell or row it does not take as the standard library would
-    (a number that is not finite or that it cannot parse, a row of another
-    width, a line too long...) the standard library reads on from that
-    chunk's first row, and so says what is wrong, as it always did.
-    """
-    done = 0
-    fast = _arrow_csv_chunks(path, label, proba, weight)
-    if fast is not None:
-        try:
-            while True:
-                try:
-                    chunk = next(fast)
-                except StopIteration:
-                    return
-                yield chunk
-                done += len(chunk[1])
-        except _NotForArrow:
-            pass
-    yield from _stdlib_csv_chunks(path, label, proba, weight, skip=done)
-
-
-class _NotForArrow(Exception):
-    """The rest of the file is for the standard library's reader."""
-
-
-def _arrow_csv_chunks(path, label, proba, weight):
-    """The chunks of ``_csv_chunks`` read by pyarrow, or None without pyarrow."""
-    try:
-        import pyarrow as pa
-        import pyarrow.csv as pa_csv
-    except ImportError:
-        return None
-    # the header as the standard library reads it (and its messages)
-    header = None
-    lines = _lines(path)
-    try:
-        reader = csv.reader(lines)
-        header = next(reader, None)
-        one_line = reader.line_num == 1
-    except csv.Error:
-        header = None
-    finally:
-        lines.close()
-    if header is None or not one_line or _has_lone_cr(path):
-        return None  # the standard library says what is wrong
-    header = [h.strip() for h in header]
-    _check_header(safe_text(path), header, label, proba, weight)
-    numbers = [*proba, *([weight] if weight is not None else [])]
-    types = {label: pa.string(), **{c: pa.float64() for c in numbers}}
-    return _arrow_batches(pa, pa_csv, path, header, label, numbers, types)
-
-
-def _has_lone_cr(path):
-    """Whether the file has a carriage return not followed by a newline.
-
-    pyarrow ends a row there (old Mac line ends); the standard library refuses
-    it in an unquoted cell, and reads it as part of a quoted one.
-    """
-    previous = b""
-    with open(path, "rb") as f:
-        while block := f.read(BLOCK_BYTES):
-            if previous == b"\r" and not block.startswith(b"\n"):
-                return True
-            if b"\r" in block and (
-                block.count(b"\r") != block.count(b"\r\n") + block.endswith(b"\r")
-            ):
-                return True
-            previous = block[-1:]
-    return previous == b"\r"
-
-
-def _arrow_batches(pa, pa_csv, path, header, label, numbers, types):
-    try:
-        reader = pa_csv.open_csv(
-            path,
-            read_options=pa_csv.ReadOptions(
-                skip_rows=1, column_names=header, block_size=BLOCK_BYTES
-            ),
-            parse_options=pa_csv.ParseOptions(newlines_in_values=True),
-            convert_options=pa_csv.ConvertOptions(
-                include_columns=[label, *numbers],
-                column_types=types,
-                null_values=[],
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-            ),
-        )
-    except (pa.ArrowException, OSError, ValueError):
-        raise _NotForArrow from None
-    row_no = 0
-    with reader:
-        while True:
-            try:
-                batch = reader.read_next_batch()
-            except StopIteration:
-                return
-            except (pa.ArrowException, OSError, ValueError):
-                raise _NotForArrow from None
-            if batch.num_rows == 0:
-                continue
-            cells = {}
-            for c in numbers:
-                column = batch.column(c)
-                values = column.to_numpy(zero_copy_only=False)
-                if column.null_count or not np.all(np.isfinite(values)):
-                    raise _NotForArrow  # the standard library names the cell
-                cells[c] = np.array(values, dtype=np.float64)
-            # labels as the standard library gives them: text, stripped
-            codes = batch.column(label).dictionary_encode()
-            spellings = np.array(
-                [s.strip() for s in codes.dictionary.to_pylist()] + [""], dtype=object
-            )
-            labels = spellings[codes.indices.to_numpy(zero_copy_only=False)].tolist()
-            yield row_no + 1, labels, cells
-            row_no += batch.num_rows
-
-
-def _stdlib_csv_chunks(path, label, proba, weight, skip=0):
-    """``_csv_chunks`` with the standard library; the first ``skip`` data rows
-    are checked but not yielded."""
-    name = safe_text(path)
-    previous = csv.field_size_limit(MAX_LINE_BYTES)  # a process-wide setting
-    reader = csv.reader(_lines(path))
-    try:
-        header = next(reader, None)
-        if header is None:
-            raise ReportInputError(f"{name}: the file is empty.")
-        header = [h.strip() for h in header]
-        i_label, i_proba, i_weight = _check_header(name, header, label, proba, weight)
-        wanted = [(c, i) for c, i in zip(proba, i_proba)]
-        if weight is not None:
-            wanted.append((weight, i_weight))
-        width = len(header)
-        row_no = 0
-        labels, cells = [], {c: [] for c, _ in wanted}
-        size = 0
-        for row in reader:
-            if not row:
-                continue  # a blank line
-            if len(row) != width:
-                raise ReportInputError(
-                    f"{name}, line {reader.line_num}: {len(row)} cells, but the header "
-                    f"has {width}."
-                )
-            row_no += 1
-            if row_no <= skip:
-                continue
-            cell = row[i_label].strip()
-            labels.append(cell)
-            size += len(cell)
-            for c, i in wanted:
-                cell = row[i]
-                cells[c].append(cell)
-                size += len(cell)
-            if len(labels) >= CHUNK_ROWS or size >= CHUNK_CELL_BYTES:
-                yield row_no - len(labels) + 1, labels, cells
-                labels, cells = [], {c: [] for c, _ in wanted}
-                size = 0
-        if labels:
-            yield row_no - len(labels) + 1, labels, cells
-    except csv.Error as exc:
-        if "field larger than field limit" in str(exc):
-            raise ReportInputError(
-                f"{name}, line {reader.line_num}: a cell longer than "
-                f"{MAX_LINE_BYTES >> 20} MiB."
-            ) from None
-        raise ReportInputError(
-            f"{name}, line {reader.line_num}: not valid CSV ({safe_text(exc)})."
-        ) from None
-    finally:
-        csv.field_size_limit(previous)
-
-
-# --- reading Parquet ----------------------------------------------------------------
-
-
-def _parquet_chunks(path, label, proba, weight):
-    name = safe_text(path)
-    if os.path.isdir(path):
-        raise ReportInputError(f"{name}: is a directory, not a file.")
-    if not os.path.exists(path):
-        raise ReportInputError(f"{name}: no such file.")
-    columns = [label, *proba, *([weight] if weight is not None else [])]
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        pq = None
-    try:
-        if pq is not None:
-            source = pq.ParquetFile(path)
-            header = list(source.schema_arrow.names)
-            _check_header(name, header, label, proba, weight)
-            batches = (
-                {c: batch.column(batch.schema.get_field_index(c)) for c in columns}
-                for batch in source.iter_batches(batch_size=CHUNK_ROWS, columns=columns)
-            )
-        else:
-            try:
-                import pandas as pd
-
-                frame = pd.read_parquet(path)
-            except ImportError:
-                raise ReportInputError(
-                    f"{name}: reading Parquet needs pyarrow (pip install pyarrow); "
-                    "or save the file as CSV."
-                ) from None
-            header = [str(c) for c in frame.columns]
-            _check_header(name, header, label, proba, weight)
-            frame.columns = header
-            batches = (
-                {c: frame[c].iloc[s : s + CHUNK_ROWS] for c in columns}
-                for s in range(0, len(frame), CHUNK_ROWS)
-            )
-        row = 1
-        for batch in batches:
-            labels = [_label_text(v) for v in _pylist(batch[label])]
-            cells = {c: _numbers_of(batch[c]) for c in columns[1:]}
-            yield row, labels, cells
-            row += len(labels)
-    except ReportInputError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - any failure of the Parquet reader
-        raise ReportInputError(
-            f"{name}: not a readable Parquet file ({type(exc).__name__}: "
-            f"{safe_text(exc)})."
-        ) from None
-
-
-def _pylist(column):
-    return column.to_pylist() if hasattr(column, "to_pylist") else column.tolist()
-
-
-def _label_text(value):
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""  # missing: refused as an empty label
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "backslashreplace").strip()
-    if isinstance(value, float):
-        return repr(value)
-    return str(value).strip()
-
-
-def _numbers_of(column):
-    """Floats (NaN where missing) of a numeric column, else the cells as text."""
-    try:
-        import pyarrow as pa
-
-        if isinstance(column, pa.ChunkedArray | pa.Array):
-            t = column.type
-            if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
-                return np.asarray(
-                    column.cast(pa.float64()).to_numpy(zero_copy_only=False),
-                    dtype=np.float64,
-                )
-            return ["" if v is None else str(v) for v in column.to_pylist()]
-    except ImportError:
-        pass
-    values = column.to_numpy()
-    if values.dtype.kind in "iuf":
-        return values.astype(np.float64)
-    return ["" if v is None else str(v) for v in values.tolist()]
-
 
 # --- checking cells ---------------------------------------------------------------------
 
@@ -708,11 +109,11 @@ def _floats(name, column, option, first_row, cells):
             out = None
     if out is None or not np.all(np.isfinite(out)):
         for i, cell in enumerate(cells):
-            value = _as_number(cell) if isinstance(cell, str) else float(cell)
+            value = as_number(cell) if isinstance(cell, str) else float(cell)
             if value is None or not math.isfinite(value):
-                shown = _q(cell) if isinstance(cell, str) else repr(float(cell))
+                shown = quoted(cell) if isinstance(cell, str) else repr(float(cell))
                 raise ReportInputError(
-                    f"{name}, column {_q(column)} ({option}), data row {first_row + i}: "
+                    f"{name}, column {quoted(column)} ({option}), data row {first_row + i}: "
                     f"{shown} is not a finite number."
                 )
     return out
@@ -723,14 +124,14 @@ def _check_proba(name, proba, first_row, P):
     if bad.any():
         i, j = np.argwhere(bad)[0]
         raise ReportInputError(
-            f"{name}, column {_q(proba[j])} (--proba), data row {first_row + i}: "
+            f"{name}, column {quoted(proba[j])} (--proba), data row {first_row + i}: "
             f"probability {P[i, j]!r} is outside [0, 1]."
         )
     if P.shape[1] > 1:
         sums = P.sum(axis=1)
         off = np.flatnonzero(np.abs(sums - 1) > 1e-6)
         if off.size:
-            shown = ", ".join(_q(c) for c in proba)
+            shown = ", ".join(quoted(c) for c in proba)
             raise ReportInputError(
                 f"{name}, data row {first_row + off[0]}: the probabilities in "
                 f"{shown} (--proba) sum to {sums[off[0]]!r}, not 1."
@@ -741,7 +142,7 @@ def _check_weights(name, weight, first_row, w):
     neg = np.flatnonzero(w < 0)
     if neg.size:
         raise ReportInputError(
-            f"{name}, column {_q(weight)} (--weight), data row {first_row + neg[0]}: "
+            f"{name}, column {quoted(weight)} (--weight), data row {first_row + neg[0]}: "
             f"negative weight {w[neg[0]]!r}."
         )
 
@@ -796,7 +197,7 @@ def read_report_input(path, label, proba, weight=None, classes=None, pos_label=N
     proba = list(proba)
     if len(set(proba)) != len(proba):
         twice = next(c for c in proba if proba.count(c) > 1)
-        raise ReportInputError(f"--proba names the column {_q(twice)} twice.")
+        raise ReportInputError(f"--proba names the column {quoted(twice)} twice.")
     if len(proba) == 1 and classes is not None:
         raise ReportInputError(
             "--classes is for several --proba columns; with one column name the "
@@ -809,7 +210,7 @@ def read_report_input(path, label, proba, weight=None, classes=None, pos_label=N
             "name the columns after the classes)."
         )
     parquet = path.lower().endswith((".parquet", ".pq"))
-    chunks = _parquet_chunks if parquet else _csv_chunks
+    chunks = parquet_chunks if parquet else csv_chunks
 
     # first pass: shapes, labels, weights
     spellings = set()
@@ -820,13 +221,13 @@ def read_report_input(path, label, proba, weight=None, classes=None, pos_label=N
         for i, s in enumerate(labels):
             if s == "":
                 raise ReportInputError(
-                    f"{name}, column {_q(label)} (--label), data row {first_row + i}: "
+                    f"{name}, column {quoted(label)} (--label), data row {first_row + i}: "
                     "the label is empty."
                 )
         spellings.update(labels)
         if len(spellings) > MAX_LABELS:
             raise ReportInputError(
-                f"{name}: column {_q(label)} (--label) has more than {MAX_LABELS} "
+                f"{name}: column {quoted(label)} (--label) has more than {MAX_LABELS} "
                 "distinct labels; is it the column of observed classes?"
             )
         if weight is not None:
@@ -843,7 +244,7 @@ def read_report_input(path, label, proba, weight=None, classes=None, pos_label=N
         raise ReportInputError(f"{name}: no data rows (only a header).")
     if weight is not None and not (w_total > 0 and math.isfinite(w_total)):
         raise ReportInputError(
-            f"{name}, column {_q(weight)} (--weight): the weights sum to {w_total!r}; "
+            f"{name}, column {quoted(weight)} (--weight): the weights sum to {w_total!r}; "
             "they must have a positive, finite sum."
         )
     labels = Labels(spellings, label)
@@ -855,11 +256,11 @@ def read_report_input(path, label, proba, weight=None, classes=None, pos_label=N
         "class_order": labels.order,
     }
     if len(proba) == 1:
-        pos = _binary_positive(labels, pos_label)
+        pos = positive_class(labels, pos_label)
         notes["pos_label"] = safe_text(labels.text(pos))
         target = {s: labels.key_of[s] == pos for s in spellings}
     else:
-        column_classes, how = _column_classes(labels, proba, classes)
+        column_classes, how = classes_of_columns(labels, proba, classes)
         notes["column_classes"] = {
             safe_text(c): safe_text(labels.text(k)) for c, k in zip(proba, column_classes)
         }
@@ -867,10 +268,10 @@ def read_report_input(path, label, proba, weight=None, classes=None, pos_label=N
         where = {k: j for j, k in enumerate(column_classes)}
         if len(proba) == 2:
             # predict_proba of a binary problem: the positive class's column
-            pos = _binary_positive(labels, pos_label)
+            pos = positive_class(labels, pos_label)
             if pos not in where:
                 raise ReportInputError(
-                    f"--pos-label {_q(pos_label)} is not the class of either --proba "
+                    f"--pos-label {quoted(pos_label)} is not the class of either --proba "
                     "column."
                 )
             notes["pos_label"] = safe_text(labels.text(pos))

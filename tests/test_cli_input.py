@@ -13,6 +13,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+import skcal._report_files as report_files
 import skcal._report_input as report_input
 from skcal import metrics
 from skcal.__main__ import main
@@ -450,8 +451,8 @@ def _traced_peak(run):
 
 
 def test_memory_stays_within_a_chunk_and_the_sketch(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(report_input, "BLOCK_BYTES", 1 << 14)
-    monkeypatch.setattr(report_input, "CHUNK_ROWS", 500)
+    monkeypatch.setattr(report_files, "BLOCK_BYTES", 1 << 14)
+    monkeypatch.setattr(report_files, "CHUNK_ROWS", 500)
     monkeypatch.setattr(report_input, "IN_MEMORY_ROWS", 1000)
     small = tmp_path / "small.csv"
     _grid_file(small, 3000, seed=7)  # read into a sketch too
@@ -500,7 +501,7 @@ def test_a_file_without_newline_is_refused_early(tmp_path, capsys):
 
 
 def test_sketch_path_equals_the_rows(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(report_input, "CHUNK_ROWS", 128)
+    monkeypatch.setattr(report_files, "CHUNK_ROWS", 128)
     monkeypatch.setattr(report_input, "IN_MEMORY_ROWS", 300)
     for seed, weights in [
         (8, None),
@@ -538,7 +539,7 @@ def test_files_that_fit_give_the_numbers_of_the_rows(tmp_path, capsys, monkeypat
     # up to IN_MEMORY_ROWS the report is computed on the rows, as before this
     # change: same draws, same numbers (larger files of unequal weights: see
     # test_weighted_files_are_read_into_a_sketch)
-    monkeypatch.setattr(report_input, "CHUNK_ROWS", 64)
+    monkeypatch.setattr(report_files, "CHUNK_ROWS", 64)
     monkeypatch.setattr(report_input, "IN_MEMORY_ROWS", 400)
     for n, seed in [(300, 10), (400, 11)]:
         path = tmp_path / f"f{seed}.csv"
@@ -567,7 +568,7 @@ def test_weighted_files_are_read_into_a_sketch(tmp_path, capsys, monkeypatch):
     from skcal._grouped import group
     from skcal._report import _row_cells
 
-    monkeypatch.setattr(report_input, "CHUNK_ROWS", 64)
+    monkeypatch.setattr(report_files, "CHUNK_ROWS", 64)
     monkeypatch.setattr(report_input, "IN_MEMORY_ROWS", 400)
     for n, seed, weights in [
         (900, 11, lambda rng, n: rng.uniform(0.5, 2, size=n)),
@@ -607,8 +608,8 @@ def test_weighted_files_are_read_into_a_sketch(tmp_path, capsys, monkeypatch):
 
 
 def test_weighted_memory_stays_within_a_chunk_and_the_sketch(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(report_input, "BLOCK_BYTES", 1 << 14)
-    monkeypatch.setattr(report_input, "CHUNK_ROWS", 500)
+    monkeypatch.setattr(report_files, "BLOCK_BYTES", 1 << 14)
+    monkeypatch.setattr(report_files, "CHUNK_ROWS", 500)
     monkeypatch.setattr(report_input, "IN_MEMORY_ROWS", 1000)
     weights = lambda rng, n: rng.integers(1, 9, size=n) / 4  # noqa: E731
     small = tmp_path / "small.csv"
@@ -665,7 +666,7 @@ def test_a_class_without_rows_keeps_its_column(tmp_path, capsys):
 
 def test_html_of_a_file_read_into_a_sketch(tmp_path, capsys, monkeypatch):
     pytest.importorskip("matplotlib")
-    monkeypatch.setattr(report_input, "CHUNK_ROWS", 100)
+    monkeypatch.setattr(report_files, "CHUNK_ROWS", 100)
     monkeypatch.setattr(report_input, "IN_MEMORY_ROWS", 200)
     path = tmp_path / "s.csv"
     _grid_file(path, 1000, seed=13)

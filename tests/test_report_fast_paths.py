@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 
 import skcal._report as report
+import skcal._report_files as report_files
 import skcal._report_input as report_input
 
 
 def _read(path, proba, fast, monkeypatch, **options):
     with monkeypatch.context() as m:
         if not fast:
-            m.setattr(report_input, "_arrow_csv_chunks", lambda *args: None)
+            m.setattr(report_files, "_arrow_csv_chunks", lambda *args: None)
         try:
             return report_input.read_report_input(path, "y", proba, **options)
         except report_input.ReportInputError as exc:
@@ -99,7 +100,7 @@ def test_arrow_csv_reader_matches_the_standard_library(tmp_path, monkeypatch):
 def test_arrow_reader_hands_over_in_a_later_chunk(tmp_path, monkeypatch):
     """A bad cell after the first chunk: the standard library reads on from there."""
     pytest.importorskip("pyarrow", exc_type=ImportError)
-    monkeypatch.setattr(report_input, "BLOCK_BYTES", 1 << 10)
+    monkeypatch.setattr(report_files, "BLOCK_BYTES", 1 << 10)
     rng = np.random.default_rng(1)
     p = rng.uniform(size=3000)
     rows = [f"{int(rng.uniform() < v)},{float(v)!r}" for v in p]

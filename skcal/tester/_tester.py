@@ -17,7 +17,7 @@ import numbers
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
@@ -25,23 +25,19 @@ from .._validation import (
     MAX_SIZE,
     user_stacklevel,
 )
-from ..measures import UtilityCalibrationError, _CalibrationMeasure
+from ..measures import _CalibrationMeasure
 from ..metrics._ldtc import grid_points
 from ._null import (
     _THEOREMS,
-    _can_reject,
-    _CustomMeasure,
     _draw_all,
     _in_tester_terms,
     _prepare,
-    _registry,
     _seeds,
     _sequential_test,
 )
+from ._params import check_tester_params
 from ._result import CalibrationTestResult, _measure_interval
 from ._tolerant import (
-    _MONTE_CARLO_SHARE,
-    _check_real,
     _measure_min_epsilon,
     _resample_threshold,
     _smallest_rejecting_level,
@@ -49,9 +45,6 @@ from ._tolerant import (
     _tolerant_min_epsilon,
     _TolerantRule,
 )
-
-# Keyword arguments the tester sets itself.
-_RESERVED_PARAMS = ("sample_weight", "pos_label", "multiclass")
 
 
 class CalibrationTester(BaseEstimator):
@@ -695,137 +688,4 @@ default=None
 
     def _check_params(self):
         """Validate the parameters; resolve the measure to an object and a name."""
-        params = {} if self.measure_params is None else self.measure_params
-        if not isinstance(params, dict):
-            raise TypeError(
-                f"measure_params must be a dict or None, got {type(params).__name__}."
-            )
-        reserved = [
-            k for k in params if k in _RESERVED_PARAMS or k.startswith("return_")
-        ]
-        if reserved:
-            raise ValueError(
-                f"measure_params may not set {reserved}: the tester passes "
-                "sample weights and labels itself and needs a single value."
-            )
-        registry = _registry()
-        if isinstance(self.measure, _CalibrationMeasure):
-            measure = clone(self.measure)
-            if params:
-                measure.set_params(**params)
-            name = measure._tester_name
-        elif isinstance(self.measure, str) and self.measure in registry:
-            try:
-                measure = registry[self.measure](**params)
-            except TypeError as exc:
-                raise ValueError(
-                    f"measure_params {sorted(params)} are not all options of "
-                    f"measure={self.measure!r} ({registry[self.measure].__name__}): "
-                    f"{exc}"
-                ) from None
-            name = self.measure
-        elif callable(self.measure):
-            measure = _CustomMeasure(self.measure, params)
-            name = getattr(self.measure, "__name__", repr(self.measure))
-        else:
-            raise ValueError(
-                f"measure must be one of {sorted(registry)}, a measure object of "
-                f"skcal.measures or a callable, got {self.measure!r}."
-            )
-        if self.pos_label is not None and isinstance(measure, UtilityCalibrationError):
-            raise ValueError(
-                "pos_label has no meaning for the multiclass "
-                "UtilityCalibrationError; leave it None."
-            )
-        _check_real("alpha", self.alpha, 0.0, 1.0, closed=False)
-        _check_real("tolerance", self.tolerance, 0.0, 1.0, closed="left")
-        if self.epsilon is not None:
-            _check_real("epsilon", self.epsilon, 0.0, 1.0, closed="right")
-            if self.tolerance >= self.epsilon:
-                raise ValueError(
-                    f"tolerance ({self.tolerance}) must be below epsilon "
-                    f"({self.epsilon}): an (epsilon, tolerance)-tester separates "
-                    "dCE <= tolerance from dCE >= epsilon."
-                )
-        if self.threshold == "theory":
-            if name not in ("smce", "dce") or isinstance(measure, _CustomMeasure):
-                raise ValueError(
-                    "threshold='theory' exists for measure 'smce' (Theorem 3 of Hu, "
-                    'Jambulapati, Tian and Yang, "Testing calibration in '
-                    "nearly-linear time\") and 'dce' (their Theorem 4), not "
-                    f"{name!r}; use threshold='resample'."
-                )
-            if self.epsilon is None:
-                raise ValueError("threshold='theory' needs epsilon.")
-            if name == "smce" and not self.epsilon > 4 * self.tolerance:
-                raise ValueError(
-                    "The smCE tester of Theorem 3 needs epsilon > 4 * tolerance, "
-                    f"got epsilon={self.epsilon}, tolerance={self.tolerance}; use "
-                    "measure='dce' for a tighter tolerance."
-                )
-        elif self.threshold == "resample":
-            if (
-                not isinstance(self.n_resamples, numbers.Integral)
-                or isinstance(self.n_resamples, bool)
-                or self.n_resamples < 1
-            ):
-                raise ValueError(
-                    f"n_resamples must be a positive integer, got {self.n_resamples!r}."
-                )
-            if self.resampling_risk is not None:
-                _check_real(
-                    "resampling_risk", self.resampling_risk, 0.0, 1.0, closed=False
-                )
-            lipschitz = getattr(measure, "_lipschitz", None)
-            if self.tolerance > 0:
-                if lipschitz is None:
-                    raise ValueError(
-                        f"tolerance > 0 needs a measure that is Lipschitz in the "
-                        f"predictions ('smce' or 'dce'), not {name!r}."
-                    )
-                l_v, l_y = lipschitz
-                if name == "smce" and self.tolerance >= 0.2:
-                    raise ValueError(
-                        f"tolerance={self.tolerance} is too large for measure "
-                        "'smce': the tolerant smCE test is limited to tolerance "
-                        "< 0.2 (dCE <= tolerance allows smCE up to 2 * tolerance, "
-                        "so near that limit the test could never reject at "
-                        "practical n; from 2/3 on it could never reject at all)."
-                    )
-                if name != "smce" and (2 * l_v + l_y) * self.tolerance >= (
-                    measure._max_value
-                ):
-                    raise ValueError(
-                        f"tolerance={self.tolerance} is too large for measure "
-                        f"{name!r}: the threshold would exceed {(2 * l_v + l_y)} "
-                        f"* tolerance >= {measure._max_value:g}, the largest value "
-                        f"the measure takes, so the test could never reject. Use "
-                        f"tolerance < {measure._max_value / (2 * l_v + l_y):.4g}."
-                    )
-                level = self.alpha * _MONTE_CARLO_SHARE
-                if math.floor(level * (self.n_resamples + 1) + 1e-9) < 1:
-                    raise ValueError(
-                        f"n_resamples={self.n_resamples} is too few to ever reject "
-                        f"at this alpha: it needs at least {math.ceil(1 / level) - 1}."
-                    )
-            elif self.resampling_risk is None:
-                if math.floor(self.alpha * (self.n_resamples + 1) + 1e-9) < 1:
-                    raise ValueError(
-                        f"n_resamples={self.n_resamples} is too few to ever reject "
-                        "at this alpha: it needs at least "
-                        f"{math.ceil(1 / self.alpha) - 1}."
-                    )
-            elif not _can_reject(self.n_resamples, self.alpha, self.resampling_risk):
-                needed = self.n_resamples
-                while not _can_reject(needed, self.alpha, self.resampling_risk):
-                    needed = math.ceil(needed * 1.1) + 1
-                raise ValueError(
-                    f"n_resamples={self.n_resamples} is too few to ever reject at "
-                    f"alpha={self.alpha} with resampling_risk="
-                    f"{self.resampling_risk}: it needs about {needed}."
-                )
-        else:
-            raise ValueError(
-                f"threshold must be 'resample' or 'theory', got {self.threshold!r}."
-            )
-        return measure, name
+        return check_tester_params(self)
