@@ -76,7 +76,7 @@ class CalibrationTestResult:  # numpydoc ignore=PR02
         statistic (one linear program per resample). None when the measure
         is a plain callable, or when the input cannot be resampled (a
         sketch without row counts).
-    target : str or None
+    target : str or None, default=None
         What the numbers are about when it is not plain binary input:
         ``"top-label"`` for multiclass input to a binary measure, or the
         utility's name; every number shown is labelled with it.
