@@ -2,8 +2,8 @@
 
 import numpy as np
 
+from .._input import check_binary_calibration_input
 from .._pyplot import import_pyplot
-from .._validation import check_binary_calibration_input
 from ..metrics import (
     binned_ece,
     cutoff_calibration_error,

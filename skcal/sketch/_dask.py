@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import (
+from .._input import (
     check_binary_calibration_input,
     check_sample_weight,
     check_y_true,
