@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import textwrap
+from collections.abc import Sequence
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -43,11 +44,24 @@ __all__ = [
 # (key, short label, function in skcal.metrics, one plain line), read off the
 # measure classes (the registry): every binary measure. Each line fits 80
 # columns after a two-space indent and the label.
-MEASURES = [
-    (cls._tester_name, cls._label, cls._function_name, cls._plain)
-    for cls in MEASURE_CLASSES
-    if cls._proba == "binary"
-]
+class _Measures(Sequence):
+    """The list, read off the measure registry (skcal._specs) at each use."""
+
+    def _rows(self):
+        return [
+            (cls._tester_name, cls._label, cls._function_name, cls._plain)
+            for cls in MEASURE_CLASSES
+            if cls._proba == "binary" and cls._spec.report
+        ]
+
+    def __getitem__(self, index):
+        return self._rows()[index]
+
+    def __len__(self):
+        return len(self._rows())
+
+
+MEASURES = _Measures()
 
 
 def calibration_summary(

@@ -7,8 +7,10 @@ measure classes: nothing imports in a circle.
 
 import numpy as np
 
+from . import _specs
 from ._compat import _Scorer
-from ._validation import check_binary_calibration_input
+from ._input import check_binary_calibration_input
+from ._input._canonical import binary_input
 
 __all__ = ["CalibrationScorer"]
 
@@ -97,21 +99,20 @@ class CalibrationScorer(_Scorer):
         if y_prob.ndim == 1:
             if pos_label is None:
                 pos_label = classes[-1] if classes is not None else None
-            y, p, w = check_binary_calibration_input(
-                y_true,
-                y_prob,
-                options.pop("sample_weight", None),
-                pos_label=pos_label,
+            multiclass, labels = "top-label", None
+        sample_weight = options.pop("sample_weight", None)
+        if _specs.spec_of_function(self._score_func) is not None:
+            # a registered measure reads the canonical form: the input is
+            # converted and checked here, once, and not again below
+            data = binary_input(
+                y_true, y_prob, sample_weight, pos_label=pos_label,
+                multiclass=multiclass, labels=labels,
             )
-        else:
-            y, p, w = check_binary_calibration_input(
-                y_true,
-                y_prob,
-                options.pop("sample_weight", None),
-                pos_label=pos_label,
-                multiclass=multiclass,
-                labels=labels,
-            )
+            return self._sign * self._score_func(data, **options)
+        y, p, w = check_binary_calibration_input(
+            y_true, y_prob, sample_weight, pos_label=pos_label, multiclass=multiclass,
+            labels=labels,
+        )
         return self._sign * self._score_func(y, p, sample_weight=w, **options)
 
     def __repr__(self):

@@ -7,18 +7,15 @@ Each class holds a measure's options (so ``get_params``, ``set_params``,
 :mod:`skcal.metrics`; these classes only forward their options.
 """
 
+import inspect
+from collections.abc import Sequence
+
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from . import metrics
+from . import _specs, metrics
+from ._input import power_of_two_scale
 from ._scorer import CalibrationScorer
-from ._validation import power_of_two_scale
-from .metrics._cdl import cdl_core
-from .metrics._cutoff import cutoff_core
-from .metrics._ece import ece_core
-from .metrics._ldtc import grid_points, ldtc_core
-from .metrics._scdl import scdl_core
-from .metrics._smce import smce_core
 
 __all__ = [
     "BinnedECE",
@@ -57,30 +54,31 @@ def _weights_on_scale(sample_weight):
 
 
 class _CalibrationMeasure(BaseEstimator):
-    """Shared behaviour; subclasses name their function and detail outputs."""
+    """Shared behaviour; each subclass is made from one spec (``skcal._specs``)."""
 
-    # The measure function (looked up in skcal.metrics by this name, so the
-    # scorer pickles as a reference to a module-level function).
-    _function_name = None
-    # Scorer name without the "neg_" prefix.
-    _score_name = None
-    # What the measure reads of predict_proba: one probability per sample
-    # ("binary") or the whole matrix ("full"); see CalibrationScorer.
-    _proba = "binary"
-
-    # What skcal.CalibrationTester needs (the tester's registry):
-    # _tester_name: the short name the tester accepts for this class.
+    # The spec the class was made from, and what the tester, the report and
+    # the scorers read of it (set by _from_spec):
+    # _function_name: the measure function's name (looked up in skcal.metrics,
+    #     so the scorer pickles as a reference to a module-level function);
+    # _score_name: scorer name without the "neg_" prefix;
+    # _proba: what the measure reads of predict_proba: one probability per
+    #     sample ("binary") or the whole matrix ("full"); see CalibrationScorer;
+    # _tester_name: the short name the tester accepts for this class;
     # _dce_factor: a constant ``a`` with ``measure(D) >= a * dCE(D)`` for every
     #     distribution, such that the measure of a sample is at least the sample
     #     mean of one fixed function with values in [-1, 1] whose mean is
-    #     ``measure(D)`` (so Hoeffding bounds its lower tail); None if unknown.
+    #     ``measure(D)`` (so Hoeffding bounds its lower tail); None if unknown;
     # _lipschitz: ``(L_v, L_y)``: moving predictions by a total (weighted mean)
     #     distance A changes the measure of a sample by at most ``L_v A``,
-    #     flipping outcomes of total weight F by at most ``L_y F``; None if unknown.
-    # _max_value: an upper bound of the measure on any data.
-    _tester_name = None
+    #     flipping outcomes of total weight F by at most ``L_y F``; None if unknown;
+    # _max_value: an upper bound of the measure on any data;
     # _label and _plain: the measure's name and one plain line for readers
-    # who are not calibration specialists (the demo and the report print them).
+    #     who are not calibration specialists (the demo and the report print them).
+    _spec = None
+    _function_name = None
+    _score_name = None
+    _proba = "binary"
+    _tester_name = None
     _label = None
     _plain = None
     _dce_factor = None
@@ -92,11 +90,15 @@ class _CalibrationMeasure(BaseEstimator):
 
         Binary measures only; the tester calls it once per resample.
         """
-        raise NotImplementedError(f"{type(self).__name__} has no grouped core.")
+        core = None if self._spec is None else self._spec.grouped_core
+        if core is None:
+            raise NotImplementedError(f"{type(self).__name__} has no grouped core.")
+        return core(statistic, **self.get_params(deep=False))
 
     @property
     def _function(self):
-        return getattr(metrics, self._function_name)
+        function = getattr(metrics, self._function_name, None)
+        return function if function is not None else _specs.function_of(self._spec)
 
     def __call__(self, y_true, y_prob=None, sample_weight=None, *, return_details=False):
         """Value of the measure on ``(y_true, y_prob)``.
@@ -251,12 +253,83 @@ class _CalibrationMeasure(BaseEstimator):
         """
         return CalibrationScorer(
             self._function,
-            sign=-1,
+            sign=self._spec.sign if self._spec is not None else -1,
             kwargs=self.get_params(deep=False),
             proba=self._proba,
         )
 
 
+def _spec_attributes(spec):
+    """The class attributes the tester, report and scorers read, from ``spec``."""
+    return {
+        "_spec": spec,
+        "_function_name": spec.name,
+        "_score_name": spec.name,
+        "_proba": spec.proba,
+        "_tester_name": spec.tester_name,
+        "_label": spec.label,
+        "_plain": spec.docs,
+        "_dce_factor": spec.dce_factor,
+        "_lipschitz": spec.lipschitz,
+        "_max_value": spec.max_value,
+    }
+
+
+def _from_spec(cls):
+    """Give a hand-written measure class the attributes of its registered spec."""
+    spec = next(s for s in _specs.specs() if s.class_name == cls.__name__)
+    for key, value in _spec_attributes(spec).items():
+        setattr(cls, key, value)
+    return cls
+
+
+# Classes generated for specs that have no hand-written class here.
+_GENERATED = {}
+
+
+def measure_class(spec):
+    """The estimator-style class of ``spec``: hand-written, or generated once.
+
+    A generated class takes the spec's options, then ``pos_label``,
+    ``multiclass`` and ``labels``, all keyword-only (so ``get_params``,
+    ``clone`` and ``repr`` work as for the hand-written ones).
+    """
+    written = globals().get(spec.class_name)
+    if isinstance(written, type) and written._spec is spec:
+        return written
+    if spec.name not in _GENERATED:
+        params = {**spec.options, **_specs.BINARY_INPUT_OPTIONS}
+
+        def __init__(self, **kwargs):
+            unknown = sorted(set(kwargs) - set(params))
+            if unknown:
+                raise TypeError(f"{spec.class_name}() got unexpected arguments {unknown}.")
+            for key, default in params.items():
+                setattr(self, key, kwargs.get(key, default))
+
+        __init__.__signature__ = inspect.Signature(
+            [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+            + [
+                inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v)
+                for k, v in params.items()
+            ]
+        )
+        namespace = {
+            "__init__": __init__,
+            "__doc__": f"{spec.label or spec.name} as an estimator-style object: {spec.docs}",
+            "__module__": __name__,
+            **_spec_attributes(spec),
+        }
+        _GENERATED[spec.name] = type(spec.class_name, (_CalibrationMeasure,), namespace)
+    return _GENERATED[spec.name]
+
+
+def _forget(name):
+    """Drop the class generated for the measure ``name`` (it was unregistered)."""
+    _GENERATED.pop(name, None)
+
+
+@_from_spec
 class SmoothCalibrationError(_CalibrationMeasure):
     """Smooth calibration error as an estimator-style object.
 
@@ -283,26 +356,13 @@ class SmoothCalibrationError(_CalibrationMeasure):
     >>> scorer = measure.scorer()
     """
 
-    _function_name = "smooth_calibration_error"
-    _score_name = "smooth_calibration_error"
-    # smCE >= dCE / 2 (Lemma 12 of Hu, Jambulapati, Tian and Yang, "Testing
-    # calibration in nearly-linear time"), witnessed by one Lipschitz test x;
-    # |(y - v) x(v) - (y - u) x(u)| <= 2 |u - v| and a flip moves it by |x| <= 1.
-    _tester_name = "smce"
-    _label = "smooth calibration error"
-    _plain = "bias a smooth reweighting of predictions can reveal"
-    _dce_factor = 0.5
-    _lipschitz = (2.0, 1.0)
-
-    def _grouped_core(self, statistic):
-        return smce_core(statistic)
-
     def __init__(self, *, pos_label=None, multiclass="top-label", labels=None):
         self.pos_label = pos_label
         self.multiclass = multiclass
         self.labels = labels
 
 
+@_from_spec
 class CutoffCalibrationError(_CalibrationMeasure):
     """Cutoff calibration error as an estimator-style object.
 
@@ -330,24 +390,13 @@ class CutoffCalibrationError(_CalibrationMeasure):
     (0.2, 0.4)
     """
 
-    _function_name = "cutoff_calibration_error"
-    _score_name = "cutoff_calibration_error"
-    # Abel summation gives smCE <= |S(1)| + sup_t |S(t)| <= 2 cutoff, with
-    # S(t) = E[(y - v) 1{v <= t}]; so cutoff >= smCE / 2 >= dCE / 4.
-    _tester_name = "cutoff"
-    _label = "cutoff calibration error"
-    _plain = "largest bias over any range of predictions"
-    _dce_factor = 0.25
-
-    def _grouped_core(self, statistic):
-        return cutoff_core(statistic)[0]
-
     def __init__(self, *, pos_label=None, multiclass="top-label", labels=None):
         self.pos_label = pos_label
         self.multiclass = multiclass
         self.labels = labels
 
 
+@_from_spec
 class SoftBinnedCDL(_CalibrationMeasure):
     """Soft-binned calibration decision loss (SCDL) as an estimator-style object.
 
@@ -377,16 +426,6 @@ class SoftBinnedCDL(_CalibrationMeasure):
     >>> value = measure([0, 1, 1, 0], [0.1, 0.8, 0.6, 0.3])
     """
 
-    _function_name = "soft_binned_cdl"
-    _score_name = "soft_binned_cdl"
-    _tester_name = "scdl"
-    _label = "soft-binned decision loss"
-    _plain = "cost of acting on the scores, for a decision maker"
-    _max_value = float("inf")
-
-    def _grouped_core(self, statistic):
-        return scdl_core(statistic, self.m)
-
     def __init__(self, *, m=None, pos_label=None, multiclass="top-label", labels=None):
         self.m = m
         self.pos_label = pos_label
@@ -394,6 +433,7 @@ class SoftBinnedCDL(_CalibrationMeasure):
         self.labels = labels
 
 
+@_from_spec
 class CalibrationDecisionLoss(_CalibrationMeasure):
     """Calibration decision loss (CDL) as an estimator-style object.
 
@@ -418,21 +458,13 @@ class CalibrationDecisionLoss(_CalibrationMeasure):
     0.0
     """
 
-    _function_name = "calibration_decision_loss"
-    _score_name = "calibration_decision_loss"
-    _tester_name = "cdl"
-    _label = "calibration decision loss"
-    _plain = "worst such cost over all decision tasks"
-
-    def _grouped_core(self, statistic):
-        return cdl_core(statistic)
-
     def __init__(self, *, pos_label=None, multiclass="top-label", labels=None):
         self.pos_label = pos_label
         self.multiclass = multiclass
         self.labels = labels
 
 
+@_from_spec
 class BinnedECE(_CalibrationMeasure):
     """Binned expected calibration error as an estimator-style object.
 
@@ -464,15 +496,6 @@ class BinnedECE(_CalibrationMeasure):
     0.2
     """
 
-    _function_name = "binned_ece"
-    _score_name = "binned_ece"
-    _tester_name = "binned_ece"
-    _label = "binned ECE (15 bins)"
-    _plain = "classic error on 15 equal-width bins (bin-dependent)"
-
-    def _grouped_core(self, statistic):
-        return ece_core(statistic, self.n_bins, self.strategy, self.norm)
-
     def __init__(
         self,
         *,
@@ -491,6 +514,7 @@ class BinnedECE(_CalibrationMeasure):
         self.labels = labels
 
 
+@_from_spec
 class LowerDistanceToCalibration(_CalibrationMeasure):
     """Lower distance to calibration (dCE) as an estimator-style object.
 
@@ -520,22 +544,6 @@ class LowerDistanceToCalibration(_CalibrationMeasure):
     >>> lower, upper = measure([0, 1, 0, 1], [0.55] * 4, return_details=True)[1].bound
     """
 
-    _function_name = "lower_distance_to_calibration"
-    _score_name = "lower_distance_to_calibration"
-    # dCE^U >= dCE (Lemma 17 of Hu, Jambulapati, Tian and Yang, "Testing
-    # calibration in nearly-linear time"), witnessed by one dual solution with
-    # values in [-1, 1] (the exact penalty of their Lemmas 21-22 bounds the duals
-    # by 1); costs |u - v| are 1-Lipschitz in v, and a flip unbalances a grid
-    # point by its mass, which their Lemma 21 repairs at no more cost.
-    _tester_name = "dce"
-    _label = "distance to calibration"
-    _plain = "mean distance predictions must move to be calibrated"
-    _dce_factor = 1.0
-    _lipschitz = (1.0, 1.0)
-
-    def _grouped_core(self, statistic):
-        return ldtc_core(statistic, grid_points(self.grid))
-
     def __init__(
         self, *, grid=100, pos_label=None, multiclass="top-label", labels=None
     ):
@@ -545,6 +553,7 @@ class LowerDistanceToCalibration(_CalibrationMeasure):
         self.labels = labels
 
 
+@_from_spec
 class UtilityCalibrationError(_CalibrationMeasure):
     """Multiclass utility calibration error as an estimator-style object.
 
@@ -586,26 +595,36 @@ class UtilityCalibrationError(_CalibrationMeasure):
     True
     """
 
-    _function_name = "utility_calibration_error"
-    _score_name = "utility_calibration_error"
-    _proba = "full"
-    _tester_name = "utility"
-    _label = "utility calibration error"
-    _plain = "worst bias of predicted utility (multiclass)"
-
     def __init__(self, utility="top-class", *, labels=None):
         self.utility = utility
         self.labels = labels
 
 
-# THE registry: every measure class, in the order the scorers, the tester,
-# the demo and the report list them. A new measure is added here.
-MEASURE_CLASSES = [
-    SmoothCalibrationError,
-    LowerDistanceToCalibration,
-    CutoffCalibrationError,
-    SoftBinnedCDL,
-    CalibrationDecisionLoss,
-    BinnedECE,
-    UtilityCalibrationError,
-]
+class _MeasureClasses(Sequence):
+    """Every measure class, read off the registry at each use (a live list)."""
+
+    def _classes(self):
+        return [measure_class(spec) for spec in _specs.specs()]
+
+    def __getitem__(self, index):
+        return self._classes()[index]
+
+    def __len__(self):
+        return len(_specs.specs())
+
+    def __repr__(self):
+        return repr(self._classes())
+
+
+# Every measure class, in the order the scorers, the tester, the demo and the
+# report list them: derived from the registry (skcal._specs), where a new
+# measure is added.
+MEASURE_CLASSES = _MeasureClasses()
+
+
+def __getattr__(name):
+    """Generated classes of registered measures, as ``skcal.measures.<ClassName>``."""
+    for spec in _specs.specs():
+        if spec.class_name == name:
+            return measure_class(spec)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,18 +12,17 @@ import difflib
 from sklearn.metrics import get_scorer as _sklearn_get_scorer
 from sklearn.metrics import get_scorer_names as _sklearn_get_scorer_names
 
+from . import _specs
 from ._scorer import CalibrationScorer
 
 __all__ = ["CalibrationScorer", "get_scorer", "get_scorer_names", "make_scorers"]
 
 
 def _registry():
+    """Scorer name -> measure class, from the measure registry (``skcal._specs``)."""
     from . import measures  # at call time: skcal.measures imports skcal._scorer
 
-    return {
-        "neg_" + cls._score_name: cls
-        for cls in measures.MEASURE_CLASSES
-    }
+    return {spec.score_name: measures.measure_class(spec) for spec in _specs.specs()}
 
 
 def get_scorer_names():

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._input import check_binary_calibration_input
 from .._pyplot import import_pyplot
-from .._validation import check_binary_calibration_input
 from ..metrics import (
     binned_ece,
     cutoff_calibration_error,

@@ -64,6 +64,7 @@ from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels._interval import decision_hull
+from .._specs import MeasureSpec, register
 
 __all__ = [
     "calibration_decision_loss",
@@ -542,3 +543,21 @@ def fixed_decision_loss_core(statistic):
     """``(S, maximising threshold)`` of a grouped statistic; no validation."""
     _, _, h_max, x_max = _profile_hull(statistic)
     return h_max, x_max
+
+
+register(
+    MeasureSpec(
+        name="calibration_decision_loss",
+        class_name="CalibrationDecisionLoss",
+        # the public function reads the boundary's canonical form as y_true
+        core=calibration_decision_loss,
+        function=calibration_decision_loss,
+        options={},
+        label="calibration decision loss",
+        docs="worst such cost over all decision tasks",
+        grouped_core=lambda statistic, **options: cdl_core(statistic),
+        tester_name="cdl",
+        interval="bootstrap, or scdl-bound on continuous predictions",
+        rank=4,
+    )
+)

@@ -4,6 +4,7 @@ from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels._interval import max_abs_interval_grouped
+from .._specs import MeasureSpec, register
 
 __all__ = ["cutoff_calibration_error", "cutoff_core"]
 
@@ -109,3 +110,24 @@ def cutoff_core(statistic):
     )
     values = statistic.values
     return float(value), (float(values[lo]), float(values[hi])), int(sign)
+
+
+register(
+    MeasureSpec(
+        name="cutoff_calibration_error",
+        class_name="CutoffCalibrationError",
+        # the public function reads the boundary's canonical form as y_true
+        core=cutoff_calibration_error,
+        function=cutoff_calibration_error,
+        options={},
+        label="cutoff calibration error",
+        docs="largest bias over any range of predictions",
+        grouped_core=lambda statistic, **options: cutoff_core(statistic)[0],
+        tester_name="cutoff",
+        # Abel summation gives smCE <= |S(1)| + sup_t |S(t)| <= 2 cutoff, with
+        # S(t) = E[(y - v) 1{v <= t}]; so cutoff >= smCE / 2 >= dCE / 4.
+        dce_factor=0.25,
+        interval="bootstrap (uniform band)",
+        rank=2,
+    )
+)

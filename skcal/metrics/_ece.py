@@ -6,14 +6,15 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, group, sketch_error_bound
-from .._kernels._binning import checked_uniform_bin_sums, uniform_bin_sums
-from .._validation import (
+from .._input import (
+    binary_rows,
     canonical_weights,
-    check_binary_calibration_input,
     check_size,
     plain_binary_rows,
     plain_weights_on_scale,
 )
+from .._kernels._binning import checked_uniform_bin_sums, uniform_bin_sums
+from .._specs import MeasureSpec, register
 
 __all__ = ["binned_ece", "ece_core"]
 
@@ -156,14 +157,13 @@ def binned_ece(
         )
         if value is not None:
             return value
-    y, p, w = check_binary_calibration_input(
+    y, p, w = binary_rows(
         y_true,
         y_prob,
         sample_weight,
         pos_label=pos_label,
         multiclass=multiclass,
         labels=labels,
-        compact=True,
     )
     w = canonical_weights(w)
     if strategy == "uniform":
@@ -290,3 +290,22 @@ def _bin_details(y, p, w, row_bin, wsum):
         bin_lower=np.where(full, lower, np.nan),
         bin_upper=np.where(full, upper, np.nan),
     )
+
+
+register(
+    MeasureSpec(
+        name="binned_ece",
+        class_name="BinnedECE",
+        # the public function reads the boundary's canonical form as y_true
+        core=binned_ece,
+        function=binned_ece,
+        options={"n_bins": 15, "strategy": "uniform", "norm": "l1"},
+        label="binned ECE (15 bins)",
+        docs="classic error on 15 equal-width bins (bin-dependent)",
+        grouped_core=lambda statistic, n_bins=15, strategy="uniform", norm="l1", **_: (
+            ece_core(statistic, n_bins, strategy, norm)
+        ),
+        tester_name="binned_ece",
+        rank=5,
+    )
+)

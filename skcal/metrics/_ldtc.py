@@ -24,8 +24,9 @@ if _Highs is not None and not all(  # a private binding: check what is used
     _Highs = None
 
 from .._grouped import binary_statistic, sketch_error_bound
+from .._input import check_size
 from .._kernels import _ldtc
-from .._validation import check_size
+from .._specs import MeasureSpec, register
 
 __all__ = ["grid_points", "ldtc_core", "lower_distance_to_calibration"]
 
@@ -812,3 +813,26 @@ def _solve(split_row, split_bound, split_cost, supply, fixed, M):
     if result.status != 0:  # pragma: no cover - the program is always solvable
         raise RuntimeError(f"HiGHS failed on the dCE program: {result.message}")
     return result
+
+
+register(
+    MeasureSpec(
+        name="lower_distance_to_calibration",
+        class_name="LowerDistanceToCalibration",
+        # the public function reads the boundary's canonical form as y_true
+        core=lower_distance_to_calibration,
+        function=lower_distance_to_calibration,
+        options={"grid": 100},
+        label="distance to calibration",
+        docs="mean distance predictions must move to be calibrated",
+        grouped_core=lambda statistic, grid=100, **options: ldtc_core(statistic, grid_points(grid)),
+        tester_name="dce",
+        # dCE^U >= dCE (Lemma 17 of Hu, Jambulapati, Tian and Yang), witnessed by
+        # one dual solution with values in [-1, 1]; costs |u - v| are 1-Lipschitz
+        # in v, and a flip unbalances a grid point by its mass, which their
+        # Lemma 21 repairs at no more cost.
+        dce_factor=1.0,
+        lipschitz=(1.0, 1.0),
+        rank=1,
+    )
+)

@@ -3,8 +3,7 @@
 import numpy as np
 from sklearn.utils import Bunch
 
-from .._kernels._interval import argsort_rows, max_abs_interval_rows
-from .._validation import (
+from .._input import (
     as_probability_array,
     canonical_weights,
     check_probability_matrix,
@@ -14,6 +13,8 @@ from .._validation import (
     label_positions,
     resolve_labels,
 )
+from .._kernels._interval import argsort_rows, max_abs_interval_rows
+from .._specs import MeasureSpec, register
 from ..utilities import TopClass, TopK
 from ..utilities._engine import Predictions, evaluate_blocks
 from ..utilities._families import (
@@ -376,3 +377,23 @@ def utility_calibration_ecdf(
     errors = _worst_intervals(utilities, Predictions(P, y), w)[0]
     levels, counts = np.unique(errors, return_counts=True)
     return errors, levels, np.cumsum(counts) / errors.shape[0]
+
+
+register(
+    MeasureSpec(
+        name="utility_calibration_error",
+        class_name="UtilityCalibrationError",
+        # the public function reads the boundary's canonical form as y_true
+        core=utility_calibration_error,
+        function=utility_calibration_error,
+        options={"utility": "top-class"},
+        label="utility calibration error",
+        docs="worst bias of predicted utility (multiclass)",
+        grouped_core=None,
+        tester_name="utility",
+        proba="full",
+        sketch=False,
+        report=False,
+        rank=6,
+    )
+)

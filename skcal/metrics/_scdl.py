@@ -6,13 +6,14 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from .._grouped import group, sketch_error_bound
-from .._kernels._binning import checked_soft_bin, coarsen, scdl_level, soft_bin
-from .._validation import (
+from .._input import (
+    binary_rows,
     canonical_weights,
-    check_binary_calibration_input,
     plain_binary_rows,
     plain_weights_on_scale,
 )
+from .._kernels._binning import checked_soft_bin, coarsen, scdl_level, soft_bin
+from .._specs import MeasureSpec, register
 
 __all__ = ["MAX_LEVEL", "scdl_core", "soft_binned_cdl"]
 
@@ -164,14 +165,13 @@ def soft_binned_cdl(
         )
         if source is None:
             source = _RowSource(
-                *check_binary_calibration_input(
+                *binary_rows(
                     y_true,
                     y_prob,
                     sample_weight,
                     pos_label=pos_label,
                     multiclass=multiclass,
                     labels=labels,
-                    compact=True,
                 )
             )
     details = _scdl(source, m)
@@ -460,3 +460,22 @@ def _sparse_scdl_level(values, wsum, wysum, m):
         return s_a - ((i + 1) * s_bl - i * s_br) / m
 
     return float(max(objective(start).max(), objective(end).max(), 0.0))
+
+
+register(
+    MeasureSpec(
+        name="soft_binned_cdl",
+        class_name="SoftBinnedCDL",
+        # the public function reads the boundary's canonical form as y_true
+        core=soft_binned_cdl,
+        function=soft_binned_cdl,
+        options={"m": None},
+        label="soft-binned decision loss",
+        docs="cost of acting on the scores, for a decision maker",
+        grouped_core=lambda statistic, m=None, **options: scdl_core(statistic, m),
+        tester_name="scdl",
+        interval="analytic",
+        max_value=float("inf"),
+        rank=3,
+    )
+)

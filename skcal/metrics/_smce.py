@@ -5,6 +5,7 @@ from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels._flow import backtrack, dual_frontiers, smce_one_side
+from .._specs import MeasureSpec, register
 
 # The kernel of the value (benchmarks/bench_tester.py swaps in smce_value,
 # the two-sided pass of earlier versions, to time them side by side).
@@ -154,3 +155,25 @@ def smce_core(statistic, witness=False):
     dual_frontiers(B, d, positions, np.empty((2, 2 * n_points)), tree, front, x)
     backtrack(B, d, front, x)
     return value, x
+
+
+register(
+    MeasureSpec(
+        name="smooth_calibration_error",
+        class_name="SmoothCalibrationError",
+        # the public function reads the boundary's canonical form as y_true
+        core=smooth_calibration_error,
+        function=smooth_calibration_error,
+        options={},
+        label="smooth calibration error",
+        docs="bias a smooth reweighting of predictions can reveal",
+        grouped_core=lambda statistic, **options: smce_core(statistic),
+        tester_name="smce",
+        # smCE >= dCE / 2 (Lemma 12 of Hu, Jambulapati, Tian and Yang, "Testing
+        # calibration in nearly-linear time"), witnessed by one Lipschitz test x;
+        # |(y - v) x(v) - (y - u) x(u)| <= 2 |u - v| and a flip moves it by |x| <= 1.
+        dce_factor=0.5,
+        lipschitz=(2.0, 1.0),
+        rank=0,
+    )
+)

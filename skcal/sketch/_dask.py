@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._validation import (
+from .._input import (
     check_binary_calibration_input,
     check_sample_weight,
     check_y_true,

@@ -15,7 +15,7 @@ from .._grouped import (
     CompactSums,
     GroupedStatistic,
 )
-from .._validation import check_binary_calibration_input
+from .._input import check_binary_calibration_input
 from ._format import (
     _FLAG_COMMON_WEIGHT,
     _FLAG_COMPACTED,

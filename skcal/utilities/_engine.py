@@ -11,7 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .._validation import check_probability_matrix, top_label
+from .._input import check_probability_matrix, top_label
 
 __all__ = [
     "Parametrized",

@@ -4,7 +4,7 @@
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._validation import MAX_SIZE
+from .._input import MAX_SIZE
 from ._engine import (
     Parametrized,
     Predictions,
