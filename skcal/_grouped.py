@@ -152,7 +152,7 @@ def canonical_statistic(statistic, return_scale=False):
     """``statistic`` with weights and positives scaled by a power of two.
 
     The largest group weight is brought into ``[1, 2)`` (see
-    ``skcal._validation.power_of_two_scale``): exact, so every measure of the
+    ``skcal._input.power_of_two_scale``): exact, so every measure of the
     result equals the measure of ``statistic`` in exact arithmetic, and the
     value no longer depends on the scale of the weights (subnormal weights,
     totals that underflow or overflow). A new statistic is returned; the

@@ -77,13 +77,13 @@ from sklearn.utils import Bunch, check_random_state
 
 from ._grouped import GroupedStatistic, canonical_statistic, group
 from ._held import HeldStatistic
-from ._interval_bounds import _SCDL_GUARANTEE, _cutoff_band, _kumar_debiased_l2, _scdl_bound
-from ._validation import (
+from ._input import (
     check_binary_calibration_input,
     plain_binary_rows,
     plain_weights_on_scale,
     power_of_two_scale,
 )
+from ._interval_bounds import _SCDL_GUARANTEE, _cutoff_band, _kumar_debiased_l2, _scdl_bound
 
 __all__ = ["measure_interval"]
 

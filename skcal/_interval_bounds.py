@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from ._validation import (
+from ._input import (
     check_binary_calibration_input,
     plain_binary_rows,
     plain_weights_on_scale,

@@ -36,7 +36,7 @@ cannot keep.
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._validation import canonical_weights
+from ._input import canonical_weights
 from .metrics._multiclass import check_multiclass_input
 from .utilities._engine import Predictions, evaluate_blocks
 from .utilities._families import members, resolve_utility

@@ -25,7 +25,7 @@ from sklearn.utils.metadata_routing import (
 from sklearn.utils.validation import has_fit_parameter
 
 from ._compat import _raise_for_params, _routing_enabled
-from ._validation import user_stacklevel
+from ._input import user_stacklevel
 
 __all__ = ["HeldOutProbaMetaEstimator", "check_cv_param"]
 

@@ -26,10 +26,10 @@ import os
 
 import numpy as np
 
+from ._input import check_binary_calibration_input, power_of_two_scale
 from ._report_files import csv_chunks, parquet_chunks
 from ._report_labels import Labels, as_number, classes_of_columns, positive_class
 from ._report_text import ReportInputError, quoted, safe_text
-from ._validation import check_binary_calibration_input, power_of_two_scale
 from .sketch import CalibrationSketch
 
 __all__ = ["ReportInputError", "read_report_input", "safe_text"]

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._eprocess import DEFAULT_RESTART, DEFAULT_SCALES, BettingEProcess
-from ._validation import check_binary_calibration_input, resolve_labels
+from ._input import check_binary_calibration_input, resolve_labels
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

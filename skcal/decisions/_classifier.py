@@ -15,8 +15,8 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, indexable
 
 from .._compat import _fit_context
+from .._input import check_sample_weight
 from .._meta import HeldOutProbaMetaEstimator, check_cv_param
-from .._validation import check_sample_weight
 from ._rounding import ROUNDING_CONSTRAINTS, SCDLRounding, check_m
 from ._task import DecisionTask
 

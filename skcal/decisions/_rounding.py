@@ -12,7 +12,7 @@ from sklearn.utils import check_array, check_random_state, column_or_1d
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _check_feature_names, _fit_context
-from .._validation import check_binary_calibration_input, check_probability_matrix
+from .._input import check_binary_calibration_input, check_probability_matrix
 from ..metrics import soft_binned_cdl
 from ..metrics._scdl import MAX_LEVEL
 

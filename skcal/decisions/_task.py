@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.utils import check_array, column_or_1d
 
-from .._validation import check_probability_matrix, check_sample_weight
+from .._input import check_probability_matrix, check_sample_weight
 
 __all__ = ["DecisionTask", "check_indices"]
 

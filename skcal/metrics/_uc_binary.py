@@ -22,8 +22,8 @@ read their columns in blocks.
 import numpy as np
 
 from .._grouped import group
+from .._input import canonical_weights
 from .._kernels._members import cutoff_two_sorted, cutoff_unit, split_by_event
-from .._validation import canonical_weights
 from ..utilities import ClassWise, TopClass, TopK
 from ._cutoff import cutoff_core
 

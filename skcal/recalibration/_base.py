@@ -26,7 +26,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import _fit_context
-from .._validation import (
+from .._input import (
     as_probability_array,
     check_probability_matrix,
     check_sample_weight,

@@ -26,8 +26,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexable
 
 from .._compat import Interval, _fit_context
+from .._input import check_sample_weight, user_stacklevel
 from .._meta import HeldOutProbaMetaEstimator
-from .._validation import check_sample_weight, user_stacklevel
 from ._auto import AutoRecalibrator
 from ._base import BaseRecalibrator
 from ._common import (

@@ -27,15 +27,15 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import _check_feature_names, _fit_context
-from .._kernels._patching import (
-    scatter_row_brier,
-)
-from .._validation import (
+from .._input import (
     as_probability_array,
     check_sample_weight,
     label_positions,
     resolve_labels,
     user_stacklevel,
+)
+from .._kernels._patching import (
+    scatter_row_brier,
 )
 from ..utilities._families import members
 from ._base import checked_probabilities

@@ -11,12 +11,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._grouped import canonical_statistic, group
-from .._kernels._flow import smce_bernoulli
-from .._validation import (
+from .._held import HeldStatistic
+from .._input import (
     canonical_weights,
     check_binary_calibration_input,
     power_of_two_scale,
 )
+from .._kernels._flow import smce_bernoulli
 from ..measures import MEASURE_CLASSES, SmoothCalibrationError, UtilityCalibrationError
 from ..metrics._multiclass import check_multiclass_input, utility_calibration_error
 
@@ -104,20 +105,6 @@ def _as_value(value, where="on the data"):
             f"The measure returned {value} {where}; the test needs a finite statistic."
         )
     return value
-
-
-class _Held:
-    """Hands an already grouped statistic to a public measure function."""
-
-    # the statistic is already on the measures' weight scale, the one the
-    # tester's resamples use: binary_statistic must not rescale it again
-    canonical = True
-
-    def __init__(self, statistic):
-        self.statistic = statistic
-
-    def grouped_statistic(self):
-        return self.statistic
 
 
 def _in_tester_terms(message):
@@ -244,7 +231,8 @@ class _BinaryData:
             for k, v in measure.get_params(deep=False).items()
             if k not in ("pos_label", "multiclass", "labels")
         }
-        self.statistic = _as_value(measure._function(_Held(G), None, **options))
+        held = HeldStatistic(G, canonical=True)
+        self.statistic = _as_value(measure._function(held, None, **options))
 
     def draw(self, seed):
         rng = np.random.default_rng(seed)

@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
-from .._validation import (
+from .._input import (
     MAX_SIZE,
     user_stacklevel,
 )

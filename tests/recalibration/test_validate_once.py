@@ -17,7 +17,7 @@ import sklearn.utils.validation as sk_validation
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 
-import skcal._validation as sc_validation
+import skcal._input as sc_validation
 import skcal.recalibration._base as rc_base
 from skcal.recalibration import (
     AutoRecalibrator,
