@@ -4,7 +4,7 @@ input is converted without touching the caller's arrays."""
 import numpy as np
 import pytest
 
-from skcal._validation import check_binary_calibration_input as check
+from skcal._input import check_binary_calibration_input as check
 
 
 def test_returns_float_arrays_that_cannot_alias_writes():
