@@ -114,7 +114,7 @@ def test_plain_input_skips_the_full_validator(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the full validator was called")
 
-    monkeypatch.setattr(_ece, "check_binary_calibration_input", refuse)
+    monkeypatch.setattr(_ece, "binary_rows", refuse)
     rng = np.random.default_rng(204)
     for _ in range(50):
         y, p, w = plain_case(rng)

@@ -187,7 +187,7 @@ def test_plain_input_skips_the_full_validator(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the full validator was called")
 
-    monkeypatch.setattr(_scdl, "check_binary_calibration_input", refuse)
+    monkeypatch.setattr(_scdl, "binary_rows", refuse)
     rng = np.random.default_rng(104)
     for _ in range(50):
         y, p, w = plain_case(rng)

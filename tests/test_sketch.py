@@ -136,11 +136,11 @@ def test_exact_sums_are_correctly_rounded_and_order_free():
 def test_exact_sums_kernel_on_long_inputs_in_chunks(monkeypatch):
     # many rows per group, exponents far apart, and chunks of a few rows (the
     # carried sums of the chunks are added): the Fraction sums, bit for bit
-    import skcal._grouped as grouped
+    import skcal._exact_sums as exact_sums
 
     rng = np.random.default_rng(4)
     for trial, chunk in enumerate((1 << 24, 7, 1)):
-        monkeypatch.setattr(grouped, "_CHUNK", chunk)
+        monkeypatch.setattr(exact_sums, "_CHUNK", chunk)
         n, k = (3000, 5) if chunk > 1 else (60, 3)
         x = rng.exponential(size=n) * 10.0 ** rng.integers(-300, 300, n)
         x[rng.random(n) < 0.1] = 0.0

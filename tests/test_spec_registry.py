@@ -169,6 +169,8 @@ def _top_level_imports(path, name):
     found = set()
     for node in tree.body:
         nodes = [node]
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue  # read by type checkers only, never imported at run time
         if isinstance(node, (ast.If, ast.Try)):
             nodes = list(ast.walk(node))
         for sub in nodes:

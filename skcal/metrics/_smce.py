@@ -131,22 +131,22 @@ def smce_core(statistic, witness=False):
     ``_flow.pyx``), so it is the same number with or without the witness;
     the witness needs the frontiers and a backtrack besides.
     """
-    values = statistic.values
-    n_points = values.shape[0]
+    values, weights, positives = statistic.values, statistic.weights, statistic.positives
+    if weights.shape[0] and not weights.all():
+        # a value of weight 0 is no value: dropped, so that the one-sided pass
+        # sums the same terms in the same order whether the caller kept rows
+        # of weight 0 (in memory) or not (a merged sketch)
+        keep = weights != 0
+        values, weights, positives = values[keep], weights[keep], positives[keep]
     value = float(
-        _VALUE_KERNEL(
-            values,
-            statistic.weights,
-            statistic.positives,
-            statistic.total,
-            np.empty(2 * n_points),
-        )
+        _VALUE_KERNEL(values, weights, positives, statistic.total, np.empty(2 * values.shape[0]))
     )
     if not witness:
         return value
+    n_points = statistic.values.shape[0]
     # prefix sums of the grouped residuals b_k, and the Lipschitz budgets
     B = np.cumsum(statistic.residuals())
-    d = np.diff(values)
+    d = np.diff(statistic.values)
     # the dual breakpoints sit at 0 and at B_1..B_{K-1} (see _flow.pyx)
     positions = np.sort(np.concatenate(([0.0], B[:-1])))
     tree = np.zeros(n_points + 1)

@@ -222,7 +222,7 @@ class _BinaryData:
         self.bernoulli = bool(
             self.p is None
             and self.single
-            and type(measure)._grouped_core is SmoothCalibrationError._grouped_core
+            and type(measure)._spec is SmoothCalibrationError._spec
             and np.all(G.weights == self.scale)
         )
         # The public function checks the options and gives the statistic.
