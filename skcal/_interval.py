@@ -73,7 +73,6 @@ import math
 import numbers
 
 import numpy as np
-from sklearn.utils import Bunch, check_random_state
 
 from ._grouped import GroupedStatistic, canonical_statistic, group
 from ._held import HeldStatistic
@@ -625,6 +624,7 @@ def measure_interval(
     random_state=None,
 ):
     """The interval of ``measure`` (a measure object); see ``interval``."""
+    from sklearn.utils import Bunch, check_random_state
     if measure._proba == "full":
         return _row_interval(
             measure, y_true, y_prob, sample_weight, confidence, method, n_resamples,
@@ -747,6 +747,7 @@ def _row_interval(
     multiplying the row weights by independent ``Exp(1)`` draws and calling
     the measure with them (one evaluation of the measure per resample).
     """
+    from sklearn.utils import check_random_state
     _check_options(confidence, method, n_resamples, ("auto", "bootstrap"))
     rng = check_random_state(random_state)
     from ._interval_utility import utility_interval
@@ -760,6 +761,7 @@ def _row_interval(
 
 def _family_interval(measure, y_true, y_prob, sample_weight, confidence, n_resamples, rng):
     """Bayesian bootstrap on the rows: one evaluation of the measure per draw."""
+    from sklearn.utils import Bunch
     if sample_weight is None:
         n = len(y_true)
         w = np.ones(n)

@@ -8,21 +8,21 @@ exactly these predictions would score.
 """
 
 import json
+import numbers
 import os
 import sys
 import textwrap
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.utils import check_random_state
 
+from . import _specs, metrics
 from ._grouped import binary_statistic, group
 from ._held import HeldStatistic
 from ._interval import _DISCRETE_COUNT, _basic, _Cells, _Layout
 from ._interval_bounds import scdl_bound_of_cells
 from ._progress import _Progress
 from ._report_input import ReportInputError, read_report_input, safe_text
-from .measures import MEASURE_CLASSES
 
 # draws of dCE (one linear program each): the Monte Carlo error of an
 # interval end from 80 draws is about 2.5 points of coverage (binomial
@@ -42,16 +42,16 @@ __all__ = [
 ]
 
 # (key, short label, function in skcal.metrics, one plain line), read off the
-# measure classes (the registry): every binary measure. Each line fits 80
-# columns after a two-space indent and the label.
+# registry: every binary measure. Each line fits 80 columns after a two-space
+# indent and the label.
 class _Measures(Sequence):
     """The list, read off the measure registry (skcal._specs) at each use."""
 
     def _rows(self):
         return [
-            (cls._tester_name, cls._label, cls._function_name, cls._plain)
-            for cls in MEASURE_CLASSES
-            if cls._proba == "binary" and cls._spec.report
+            (spec.tester_name, spec.label, spec.name, spec.docs)
+            for spec in _specs.specs()
+            if spec.proba == "binary" and spec.report
         ]
 
     def __getitem__(self, index):
@@ -157,7 +157,7 @@ def calibration_summary(
     """
     if max_error is None:
         max_error = tolerance
-    rng = check_random_state(random_state)
+    rng = _check_random_state(random_state)
     _forget_dce_session()
     objects = {key: _measure_object(key) for key, *_ in MEASURES}
     if p is None:  # a sketch: everything from the grouped statistic
@@ -375,8 +375,51 @@ def _forget_dce_session():
         state.key = state.session = None
 
 
+class _Measure:
+    """What the report reads of a measure object, made from its spec.
+
+    The measure classes of :mod:`skcal.measures` are scikit-learn estimators:
+    importing them imports scikit-learn, about 1.2 s of the report's 3 s
+    budget at 1e5 rows (with scipy.stats and pandas), for ``get_params``
+    alone. This holds the spec's default options (the class's defaults:
+    its own options, then ``pos_label``, ``multiclass`` and ``labels``) as
+    attributes, as the class does, and calls the same function and grouped
+    core with them.
+    """
+
+    def __init__(self, spec):
+        self._spec = spec
+        self._tester_name = spec.tester_name
+        self._max_value = spec.max_value
+        self._params = {**spec.options, **_specs.BINARY_INPUT_OPTIONS}
+        for key, value in self._params.items():
+            setattr(self, key, value)
+
+    def get_params(self, deep=False):
+        return dict(self._params)
+
+    def _grouped_core(self, statistic):
+        return self._spec.grouped_core(statistic, **self._params)
+
+    @property
+    def _function(self):
+        function = getattr(metrics, self._spec.name, None)
+        return function if function is not None else _specs.function_of(self._spec)
+
+
 def _measure_object(key):
-    return {cls._tester_name: cls for cls in MEASURE_CLASSES}[key]()
+    return _Measure(next(spec for spec in _specs.specs() if spec.tester_name == key))
+
+
+def _check_random_state(seed):
+    """``sklearn.utils.check_random_state``, without importing scikit-learn."""
+    if seed is None or seed is np.random:
+        return np.random.mtrand._rand
+    if isinstance(seed, numbers.Integral):
+        return np.random.RandomState(seed)
+    if isinstance(seed, np.random.RandomState):
+        return seed
+    raise ValueError(f"{seed!r} cannot be used to seed a numpy.random.RandomState instance")
 
 
 def _neg(G):

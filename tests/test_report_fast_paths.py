@@ -152,3 +152,32 @@ def test_arrow_csv_reader_on_odd_files(tmp_path, monkeypatch, data):
     slow = _read(path, ["p"], False, monkeypatch)
     fast = _read(path, ["p"], True, monkeypatch)
     assert _same(slow, fast), (slow, fast)
+
+
+def test_report_measures_are_the_measure_classes():
+    # the report reads the registry without skcal.measures (scikit-learn
+    # estimators): same options, same function, same grouped core
+    from skcal import _specs, measures
+    from skcal._input import binary_input
+
+    rng = np.random.default_rng(3)
+    p = np.round(rng.uniform(size=200), 2)
+    y = (rng.uniform(size=200) < p).astype(float)
+    w = rng.exponential(size=200)
+    G = binary_input(y, p, w).canonical_statistic()
+    keys = [key for key, *_ in report.MEASURES]
+    assert keys == [s.tester_name for s in _specs.specs() if s.proba == "binary" and s.report]
+    for key in keys:
+        ours = report._measure_object(key)
+        cls = next(c for c in measures.MEASURE_CLASSES if c._tester_name == key)
+        theirs = cls()
+        assert ours.get_params() == theirs.get_params(deep=False), key
+        for name, value in theirs.get_params(deep=False).items():
+            assert getattr(ours, name) == value, (key, name)
+        assert ours._function is theirs._function, key
+        assert ours._max_value == theirs._max_value, key
+        # (dCE re-solves from its last basis: each value from a fresh start)
+        report._forget_dce_session()
+        value = ours._grouped_core(G)
+        report._forget_dce_session()
+        assert value == theirs._grouped_core(G), key

@@ -7,14 +7,12 @@ a read-only view where no conversion was needed. Nothing the caller passed in
 is ever written to, clipped, renormalised or dropped.
 """
 
+import importlib.util
 import numbers
 import os
 import sys
 
 import numpy as np
-import sklearn
-from scipy import sparse
-from sklearn.utils import check_array, column_or_1d
 
 from .._kernels._binning import checked_top_label
 from ._arrays import as_numpy
@@ -28,7 +26,8 @@ from ._weights import (
 # Frames in these directories are skcal's or scikit-learn's, never the user's.
 _LIBRARY_DIRS = tuple(
     os.path.dirname(os.path.abspath(path)) + os.sep
-    for path in (os.path.dirname(os.path.abspath(__file__)), sklearn.__file__)
+    for path in (os.path.dirname(os.path.abspath(__file__)),
+                 importlib.util.find_spec("sklearn").origin)
 )
 
 
@@ -161,6 +160,9 @@ def as_probability_array(y_prob, name):
     The array conversion itself (``check_array``) is scikit-learn's, but its
     messages do not always say which argument failed: every failure here does.
     """
+    from scipy import sparse
+    from sklearn.utils import check_array
+
     y_prob = as_numpy(y_prob, name)
     if not sparse.issparse(y_prob) and (
         isinstance(y_prob, np.ndarray) or not hasattr(y_prob, "__array_namespace__")
@@ -636,6 +638,8 @@ def _positive_column(classes, pos_label, labels):
     {0, 1} and {-1, 1}; otherwise ``labels`` must say which column is which.
     """
     if labels is not None:
+        from sklearn.utils import column_or_1d
+
         col_classes = column_or_1d(np.asarray(labels), warn=False)
         hit = np.flatnonzero(_equal_labels(col_classes, pos_label)) if (
             col_classes.shape[0] == 2) else ()
@@ -684,6 +688,8 @@ def resolve_labels(y, labels, n_columns, proba_name="y_prob", y_name="y_true",
         if one_d else f"{proba_name} has {n_columns} columns"
     )
     if labels is not None:
+        from sklearn.utils import column_or_1d
+
         classes = column_or_1d(np.asarray(labels), warn=False)
         if classes.shape[0] != n_columns:
             raise ValueError(f"labels has {classes.shape[0]} entries but {shape}.")

@@ -60,7 +60,6 @@ Derivation of the closed form
 """
 
 import numpy as np
-from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels._interval import decision_hull
@@ -362,6 +361,7 @@ def cdl_core(statistic, details=False):
     if not details:
         return value
     utility, values, response, swap = _optimal_task(statistic, kinks, sizes)
+    from sklearn.utils import Bunch
     return value, Bunch(
         utility=utility,
         predictions=values,
@@ -532,6 +532,7 @@ def calibration_fixed_decision_loss(
     value, threshold = fixed_decision_loss_core(statistic)
     if not return_details:
         return value
+    from sklearn.utils import Bunch
     details = Bunch(threshold=threshold)
     bound = sketch_error_bound(y_true, "calibration_fixed_decision_loss")
     if bound is not None:

@@ -1,6 +1,5 @@
 """Cutoff calibration error (Definition 2.5 of Bairaktari et al.)."""
 
-from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels._interval import max_abs_interval_grouped
@@ -96,6 +95,7 @@ def cutoff_calibration_error(
     value, interval, sign = cutoff_core(statistic)
     if not return_details:
         return value
+    from sklearn.utils import Bunch
     details = Bunch(interval=interval, sign=sign)
     bound = sketch_error_bound(y_true, "cutoff_calibration_error")
     if bound is not None:

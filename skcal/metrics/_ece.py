@@ -3,7 +3,6 @@
 import numbers
 
 import numpy as np
-from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, group, sketch_error_bound
 from .._input import (
@@ -282,6 +281,7 @@ def _bin_details(y, p, w, row_bin, wsum):
     with np.errstate(invalid="ignore", divide="ignore"):
         confidence = np.where(full, wpsum / wsum, np.nan)
         accuracy = np.where(full, wysum / wsum, np.nan)
+    from sklearn.utils import Bunch
     return Bunch(
         bin_count=count,
         bin_weight=wsum / wsum.sum(),

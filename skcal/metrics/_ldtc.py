@@ -6,7 +6,6 @@ import threading
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
-from sklearn.utils import Bunch
 
 try:  # SciPy >= 1.15 ships HiGHS's own Python binding (private module)
     from scipy.optimize._highspy._core import HighsLp as _HighsLp
@@ -214,6 +213,7 @@ def lower_distance_to_calibration(
         return value
     h = float(np.max(np.diff(points)))
     bound = (max(value - h, 0.0), value)
+    from sklearn.utils import Bunch
     details = Bunch(bound=bound)
     error_bound = sketch_error_bound(y_true, "lower_distance_to_calibration")
     if error_bound is not None:

@@ -1,7 +1,6 @@
 """Multiclass utility calibration (Hegazy, Jordan and Dieuleveut)."""
 
 import numpy as np
-from sklearn.utils import Bunch
 
 from .._input import (
     as_probability_array,
@@ -271,6 +270,7 @@ def utility_calibration_error(
     result = float(value[worst])
     if not return_details:
         return result
+    from sklearn.utils import Bunch
     return result, Bunch(
         utility=utilities[worst],
         interval=(float(lower[worst]), float(upper[worst])),

@@ -1,7 +1,6 @@
 """Smooth calibration error (Definition 3 of Hu, Jambulapati, Tian and Yang)."""
 
 import numpy as np
-from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels._flow import backtrack, dual_frontiers, smce_one_side
@@ -115,6 +114,7 @@ def smooth_calibration_error(
     if not return_details:
         return smce_core(statistic)
     value, witness = smce_core(statistic, witness=True)
+    from sklearn.utils import Bunch
     details = Bunch(points=statistic.values, witness=witness)
     bound = sketch_error_bound(y_true, "smooth_calibration_error")
     if bound is not None:

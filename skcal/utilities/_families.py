@@ -2,7 +2,6 @@
 
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from .._input import MAX_SIZE
 from ._engine import (
@@ -232,6 +231,7 @@ class SampledFamily(Parametrized):
                 f"{MAX_SIZE:,} utility parameters (n_utilities * n_classes) are "
                 f"supported; use n_utilities <= {MAX_SIZE // C:,}."
             )
+        from sklearn.utils import check_random_state
         rng = check_random_state(random_state)
         # Uniform on the boundary of the cube, {a : max_j |a_j| = 1}: its 2C
         # faces have equal area, so pick one uniformly (a coordinate and a
