@@ -13,6 +13,7 @@ import os
 import sys
 import textwrap
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -28,6 +29,8 @@ from ._report_input import ReportInputError, read_report_input, safe_text
 # interval end from 80 draws is about 2.5 points of coverage (binomial
 # standard error of the 2.5% tail count), against 1.1 points from 200
 _DCE_RESAMPLES = 80
+# measures whose grouped core runs in a second thread (see calibration_summary)
+_SOLVED_APART = ("dce",)
 # cells of the merged statistic of the other measures (measure.interval
 # uses 2**14): a measure moves by at most about half a cell width, 1.2e-4,
 # and the draws cost a quarter
@@ -196,7 +199,32 @@ def calibration_summary(
         if sig not in works:
             works[sig] = cells.blocks(layout)
         of[key] = sig
-    centers = {key: m._grouped_core(works[of[key]].G) for key, m in objects.items()}
+    # dCE's solves (a linear program each, most of the draws' CPU) run in a
+    # second thread, in the order one thread would run them: each resumes
+    # from the optimal basis of the solve before it in its thread (see
+    # _forget_dce_session), so every number is bit for bit the same, while
+    # this thread draws and measures the rest. HiGHS releases the GIL while
+    # it solves: on 2 cores the two overlap (the wall time, not the CPU).
+    solver = ThreadPoolExecutor(max_workers=1)
+    try:
+        return _summary(
+            objects, values, cells, works, of, n, rng, B, confidence, max_error, gate,
+            progress, solver,
+        )
+    finally:
+        solver.shutdown(cancel_futures=True)
+
+
+def _summary(objects, values, cells, works, of, n, rng, B, confidence, max_error, gate,
+             progress, solver):
+    """The rest of :func:`calibration_summary`, with dCE's solves on ``solver``."""
+    apart = {key for key in objects if key in _SOLVED_APART}
+    pending = []  # (array, index, future) of the solves in the other thread
+    centers = {
+        key: solver.submit(m._grouped_core, works[of[key]].G) if key in apart
+        else m._grouped_core(works[of[key]].G)
+        for key, m in objects.items()
+    }
     # draws per measure: dCE solves a linear program per draw (about 3 ms of
     # CPU: all draws share the values, so each resumes from the last basis),
     # so it gets _DCE_RESAMPLES; CDL of continuous scores is bounded through
@@ -225,12 +253,20 @@ def calibration_summary(
                 G_boot = work.draw(rng)
             for key in keys:
                 core = objects[key]._grouped_core
-                if b < n_null[key]:
-                    null[key][b] = core(G_null)
-                if b < n_boot[key]:
-                    boot[key][b] = core(G_boot)
-        if progress is not None:
+                for draws, G, count in ((null, G_null, n_null), (boot, G_boot, n_boot)):
+                    if b >= count[key]:
+                        continue
+                    if key in apart:
+                        pending.append((draws[key], b, solver.submit(core, G)))
+                    else:
+                        draws[key][b] = core(G)
+        if progress is not None and b + 1 < B:
             progress(b + 1, B)
+    for draws, b, future in pending:
+        draws[b] = future.result()
+    centers.update({key: centers[key].result() for key in apart})
+    if progress is not None and B:
+        progress(B, B)
     a = 1.0 - confidence
     measures = {}
     for key, m in objects.items():

@@ -2,6 +2,8 @@
 against the standard library's, and the values read off one shared grouped
 statistic against each measure function on the rows."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -181,3 +183,20 @@ def test_report_measures_are_the_measure_classes():
         value = ours._grouped_core(G)
         report._forget_dce_session()
         assert value == theirs._grouped_core(G), key
+
+
+def test_dce_solves_in_a_second_thread_give_the_same_summary(monkeypatch):
+    # slow twin: every grouped core in this thread, in the same order; the
+    # summaries agree bit for bit (dCE's warm starts run in the same order)
+    rng = np.random.default_rng(4)
+    for case in range(4):
+        n = int(rng.choice([40, 300]))
+        p = rng.uniform(size=n) if case % 2 else np.round(rng.uniform(size=n), 2)
+        y = (rng.uniform(size=n) < np.clip(p + 0.05 * (case % 3), 0, 1)).astype(float)
+        w = np.ones(n) if case % 3 else rng.exponential(size=n)
+        kwargs = dict(n_resamples=30, max_error=0.05, random_state=case)
+        monkeypatch.setattr(report, "_SOLVED_APART", ("dce",))
+        fast = report.calibration_summary(y, p, w, **kwargs)
+        monkeypatch.setattr(report, "_SOLVED_APART", ())
+        slow = report.calibration_summary(y, p, w, **kwargs)
+        assert json.dumps(fast) == json.dumps(slow), case
