@@ -36,6 +36,10 @@ __all__ = [
 ]
 
 
+# Rows per block of the affine objective's passes (see ``_affine_objective``).
+_BLOCK = 8192
+
+
 def _whitening(L, w, diagonal):
     """Weighted mean ``mu`` and a matrix ``M`` with ``(L - mu) @ M`` of unit covariance.
 
@@ -81,7 +85,15 @@ def _affine_objective(L, y, w, penalty, diagonal, whiten=True):
     LwT = np.ascontiguousarray(Lw.T)
     Mmu = M.T @ mu
     k = C if diagonal else C * C
-    flat = _observed_flat(y, L.shape[0])
+    n = L.shape[0]
+    # blocks of rows whose temporaries stay in the cache: one pass over
+    # 1e5 rows x 10 classes in blocks of 8192 takes about half the time of
+    # one pass over all of them (the same sums, added in another order)
+    blocks = []
+    for lo in range(0, n, _BLOCK):
+        hi = min(lo + _BLOCK, n)
+        blocks.append((LwT[:, lo:hi], Lw[lo:hi], y[lo:hi], w[lo:hi],
+                       _observed_flat(y[lo:hi], hi - lo)))
 
     def from_theta(theta):
         V = np.diag(theta[:C]) if diagonal else theta[:k].reshape(C, C)
@@ -96,11 +108,22 @@ def _affine_objective(L, y, w, penalty, diagonal, whiten=True):
     def fun(theta):
         V = theta[:k] if diagonal else theta[:k].reshape(C, C)
         c = theta[k:]
-        ST = V[:, None] * LwT if diagonal else V @ LwT
-        ST += c[:, None]
-        loss, GT = _softmax_loss(ST, y, w, flat)
-        gV = np.einsum("ij,ij->i", GT, LwT) if diagonal else GT @ Lw
-        gc = GT.sum(axis=1)
+        if diagonal:
+            V = V[:, None]
+        loss = 0.0
+        gV = gc = None
+        for BT, B, yb, wb, flat in blocks:
+            ST = V * BT if diagonal else V @ BT
+            ST += c[:, None]
+            part, GT = _softmax_loss(ST, yb, wb, flat)
+            loss += part
+            gVb = np.einsum("ij,ij->i", GT, BT) if diagonal else GT @ B
+            gcb = GT.sum(axis=1)
+            if gV is None:
+                gV, gc = gVb, gcb
+            else:
+                gV += gVb
+                gc += gcb
         loss /= total
         gV /= total
         gc /= total
@@ -108,7 +131,8 @@ def _affine_objective(L, y, w, penalty, diagonal, whiten=True):
             W, b = from_theta(theta)
             pen, gW, gb = penalty(W, b)
             loss += pen
-            gVp = gW @ M - np.outer(gb, Mmu)
+            gVp = gW @ M
+            gVp -= np.outer(gb, Mmu)
             gV += np.diag(gVp) if diagonal else gVp
             gc += gb
         return loss, np.concatenate([gV.ravel(), gc])
@@ -128,7 +152,31 @@ class _AffineLogScaling(BaseRecalibrator):
         return _softmax(_log_floor(P) @ self.coef_.T + self.intercept_)
 
 
-class VectorScaling(_AffineLogScaling):
+class _RidgeAffineScaling(_AffineLogScaling):
+    """The affine map with one ridge towards the identity: vector and matrix scaling.
+
+    ``_diagonal`` (a class attribute) restricts ``W`` to diagonal matrices.
+    """
+
+    _diagonal = False
+    _parameter_constraints = {
+        "labels": ["array-like", None],
+        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
+    }
+
+    def __init__(self, labels: ArrayLike | None = None, alpha: float = 1e-4) -> None:
+        self.labels = labels
+        self.alpha = alpha
+
+    def _fit(self, P, y, w):
+        C = P.shape[1]
+        self.coef_, self.intercept_ = _fit_affine(
+            _log_floor(P), y, w, _l2_penalty(self.alpha), np.eye(C), np.zeros(C),
+            diagonal=self._diagonal,
+        )
+
+
+class VectorScaling(_RidgeAffineScaling):
     """Vector scaling: ``softmax(a * log(P) + b)``, one slope and intercept per class.
 
     Guo, C., Pleiss, G., Sun, Y. and Weinberger, K. Q. (2017), "On
@@ -167,21 +215,7 @@ class VectorScaling(_AffineLogScaling):
     array([2., 2., 2.])
     """
 
-    _parameter_constraints = {
-        "labels": ["array-like", None],
-        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
-    }
-
-    def __init__(self, labels: ArrayLike | None = None, alpha: float = 1e-4) -> None:
-        self.labels = labels
-        self.alpha = alpha
-
-    def _fit(self, P, y, w):
-        C = P.shape[1]
-        self.coef_, self.intercept_ = _fit_affine(
-            _log_floor(P), y, w, _l2_penalty(self.alpha), np.eye(C), np.zeros(C),
-            diagonal=True,
-        )
+    _diagonal = True
 
 
 def _l2_penalty(strength):
@@ -214,7 +248,7 @@ def _odir_penalty(lam, mu):
     return penalty
 
 
-class MatrixScaling(_AffineLogScaling):
+class MatrixScaling(_RidgeAffineScaling):
     """Matrix scaling: ``softmax(log(P) @ W.T + b)`` with an L2 penalty.
 
     Guo, C., Pleiss, G., Sun, Y. and Weinberger, K. Q. (2017), "On
@@ -258,20 +292,7 @@ class MatrixScaling(_AffineLogScaling):
     True
     """
 
-    _parameter_constraints = {
-        "labels": ["array-like", None],
-        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
-    }
-
-    def __init__(self, labels: ArrayLike | None = None, alpha: float = 1e-4) -> None:
-        self.labels = labels
-        self.alpha = alpha
-
-    def _fit(self, P, y, w):
-        C = P.shape[1]
-        self.coef_, self.intercept_ = _fit_affine(
-            _log_floor(P), y, w, _l2_penalty(self.alpha), np.eye(C), np.zeros(C)
-        )
+    _diagonal = False
 
 
 class DirichletCalibration(_AffineLogScaling):
