@@ -59,22 +59,8 @@ def _whitening(L, w, diagonal):
     return mu, vecs / np.sqrt(vals)
 
 
-def _affine_objective(L, y, w, penalty, diagonal, whiten=True):
-    """Penalised weighted mean log-loss of ``softmax(L @ W.T + b)``, preconditioned.
-
-    L-BFGS runs on ``(V, c)`` with ``W = V @ M.T`` and ``b = c - W @ mu``,
-    where ``(L - mu) @ M`` has unit covariance (``_whitening``): the same
-    model, but the curvature of the log-loss is far better conditioned (the
-    logarithms of small probabilities have much larger spreads than those of
-    large ones), so L-BFGS needs several times fewer passes. ``penalty(W, b)``
-    returns the penalty and its gradients in ``W`` and ``b``; ``diagonal``
-    restricts ``W`` (and ``V``) to diagonal matrices. ``whiten=False`` keeps
-    the original coordinates (``mu = 0``, ``M = I``): better when a strong
-    penalty, not the data, shapes the curvature.
-
-    Returns ``fun(theta)`` (value and gradient), ``to_theta(W, b)`` and
-    ``from_theta(theta)``.
-    """
+def _affine_data(L, y, w, diagonal, whiten):
+    """What ``_affine_objective`` computes from the rows once, whatever the penalty."""
     C = L.shape[1]
     total = w.sum()
     if whiten:
@@ -94,6 +80,31 @@ def _affine_objective(L, y, w, penalty, diagonal, whiten=True):
         hi = min(lo + _BLOCK, n)
         blocks.append((LwT[:, lo:hi], Lw[lo:hi], y[lo:hi], w[lo:hi],
                        _observed_flat(y[lo:hi], hi - lo)))
+    return C, total, mu, M, Mmu, k, blocks
+
+
+def _affine_objective(L, y, w, penalty, diagonal, whiten=True, data=None):
+    """Penalised weighted mean log-loss of ``softmax(L @ W.T + b)``, preconditioned.
+
+    L-BFGS runs on ``(V, c)`` with ``W = V @ M.T`` and ``b = c - W @ mu``,
+    where ``(L - mu) @ M`` has unit covariance (``_whitening``): the same
+    model, but the curvature of the log-loss is far better conditioned (the
+    logarithms of small probabilities have much larger spreads than those of
+    large ones), so L-BFGS needs several times fewer passes. ``penalty(W, b)``
+    returns the penalty and its gradients in ``W`` and ``b``; ``diagonal``
+    restricts ``W`` (and ``V``) to diagonal matrices. ``whiten=False`` keeps
+    the original coordinates (``mu = 0``, ``M = I``): better when a strong
+    penalty, not the data, shapes the curvature.
+
+    ``data``: ``_affine_data(L, y, w, diagonal, whiten)``, when the caller
+    fits several penalties on the same rows (it is computed here otherwise).
+
+    Returns ``fun(theta)`` (value and gradient), ``to_theta(W, b)`` and
+    ``from_theta(theta)``.
+    """
+    if data is None:
+        data = _affine_data(L, y, w, diagonal, whiten)
+    C, total, mu, M, Mmu, k, blocks = data
 
     def from_theta(theta):
         V = np.diag(theta[:C]) if diagonal else theta[:k].reshape(C, C)
@@ -140,8 +151,8 @@ def _affine_objective(L, y, w, penalty, diagonal, whiten=True):
     return fun, to_theta, from_theta
 
 
-def _fit_affine(L, y, w, penalty, W0, b0, diagonal=False, whiten=True):
-    fun, to_theta, from_theta = _affine_objective(L, y, w, penalty, diagonal, whiten)
+def _fit_affine(L, y, w, penalty, W0, b0, diagonal=False, whiten=True, data=None):
+    fun, to_theta, from_theta = _affine_objective(L, y, w, penalty, diagonal, whiten, data)
     return from_theta(_lbfgs(fun, to_theta(W0, b0)))
 
 
@@ -432,18 +443,27 @@ class DirichletCalibration(_AffineLogScaling):
     def _penalty(self, lam, mu):
         return _l2_penalty(lam) if self.reg == "l2" else _odir_penalty(lam, mu)
 
-    def _fit_one(self, L, y, w, lam, mu, start):
+    def _fit_one(self, rows, lam, mu, start):
         # Whitening conditions the log-loss but not the penalty: it is used
         # only when the penalty's curvature on an off-diagonal weight is below
         # 1e-4 of the log-loss's (about E[l_j^2] / C at the identity). Measured
         # at n = 1e5, C = 10 (ODIR): whitened 28 / 174 / 420 / 444 passes at
         # lambda = 1e-3 / 0.1 / 1 / 100, original coordinates 152 / 199 / 83 /
         # 48. The optimum is the same either way; only the passes change.
+        L, y, w, curv_data, cache = rows
         C = L.shape[1]
         curv_pen = 2 * lam * (1.0 if self.reg == "l2" else 1.0 / (C * (C - 1)))
-        curv_data = (w @ (L * L)).mean() / (w.sum() * C)
-        return _fit_affine(L, y, w, self._penalty(lam, mu), *start,
-                           whiten=bool(curv_pen < 1e-4 * curv_data))
+        whiten = bool(curv_pen < 1e-4 * curv_data)
+        if whiten not in cache:  # the rows' part of the objective, once per rows
+            cache[whiten] = _affine_data(L, y, w, False, whiten)
+        return _fit_affine(L, y, w, self._penalty(lam, mu), *start, whiten=whiten,
+                           data=cache[whiten])
+
+    @staticmethod
+    def _rows(L, y, w):
+        """The rows of a fit, with what every strength's fit on them shares."""
+        C = L.shape[1]
+        return L, y, w, (w @ (L * L)).mean() / (w.sum() * C), {}
 
     def _folds(self, y, w, rng):
         n = y.shape[0]
@@ -462,7 +482,7 @@ class DirichletCalibration(_AffineLogScaling):
         n = y.shape[0]
         if n < 2 * self.cv or len(pairs) == 1:
             lam, mu = pairs[0]
-            fitted = self._fit_one(L, y, w, lam, mu, (np.eye(C), np.zeros(C)))
+            fitted = self._fit_one(self._rows(L, y, w), lam, mu, (np.eye(C), np.zeros(C)))
         else:
             rng = check_random_state(self.random_state)
             rows, scale = np.arange(n), 1.0
@@ -478,13 +498,15 @@ class DirichletCalibration(_AffineLogScaling):
                 if ws[train].sum() <= 0:
                     continue
                 fitted = (np.eye(C), np.zeros(C))
+                fold_rows = self._rows(Ls[train], ys[train], ws[train])
+                L_test, y_test, w_test = Ls[test], ys[test], ws[test]
                 for j, (lam, mu) in enumerate(pairs):
-                    fitted = self._fit_one(Ls[train], ys[train], ws[train], lam, mu, fitted)
+                    fitted = self._fit_one(fold_rows, lam, mu, fitted)
                     if len(starts) < len(pairs):
                         starts.append(fitted)
                     W, b = fitted
-                    ST = W @ Ls[test].T + b[:, None]
-                    loss, _ = _softmax_loss(ST, ys[test], ws[test])
+                    ST = W @ L_test.T + b[:, None]
+                    loss, _ = _softmax_loss(ST, y_test, w_test)
                     losses[j] += loss
             losses /= ws.sum()
             # ties (within rounding) go to the stronger penalty: the first
@@ -495,7 +517,7 @@ class DirichletCalibration(_AffineLogScaling):
                 "reg_mu": np.array([p[1] for p in pairs]),
                 "log_loss": losses,
             }
-            fitted = self._fit_one(L, y, w, lam, mu, starts[best])
+            fitted = self._fit_one(self._rows(L, y, w), lam, mu, starts[best])
         self.reg_lambda_, self.reg_mu_ = float(lam), float(mu)
         self.coef_, self.intercept_ = fitted
 
