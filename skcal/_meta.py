@@ -135,7 +135,7 @@ class HeldOutProbaMetaEstimator(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
             elif name in self.__dict__:
                 delattr(self, name)
 
-    def get_metadata_routing(self):
+    def get_metadata_routing(self) -> MetadataRouter:
         """Metadata routing of this meta-estimator.
 
         ``sample_weight`` is consumed by the meta-estimator itself (for what

@@ -59,12 +59,21 @@ Derivation of the closed form
    Wu, Theorem 3.11 written straight from the theorem.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels._interval import decision_hull
 from .._specs import MeasureSpec, register
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from .._typing import BinaryLabels, Multiclass, PosLabel, Value
 
 __all__ = [
     "calibration_decision_loss",
@@ -189,15 +198,15 @@ def _row_index(table, rows):
 
 
 def calibration_decision_loss(
-    y_true,
-    y_prob=None,
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
     *,
-    sample_weight=None,
-    pos_label=None,
-    multiclass="top-label",
-    labels=None,
-    return_details=False,
-):
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: bool = False,
+) -> Value:
     """Calibration decision loss: the worst swap regret of trusting the predictions.
 
     On the weighted empirical distribution ``D`` of ``(p, y)`` this is
@@ -375,14 +384,14 @@ def cdl_core(statistic, details=False):
 
 
 def maximum_swap_regret(
-    y_true,
-    y_prob=None,
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
     *,
-    sample_weight=None,
-    pos_label=None,
-    multiclass="top-label",
-    labels=None,
-):
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+) -> float:
     """Maximum swap regret: the worst total regret of trusting the predictions.
 
     Definition 3.1 of Hu and Wu: for a sequence of ``T``
@@ -448,15 +457,15 @@ def maximum_swap_regret(
 
 
 def calibration_fixed_decision_loss(
-    y_true,
-    y_prob=None,
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
     *,
-    sample_weight=None,
-    pos_label=None,
-    multiclass="top-label",
-    labels=None,
-    return_details=False,
-):
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: bool = False,
+) -> Value:
     """The fixed-threshold decision loss of Lemma 2.2 of Bairaktari et al.
 
     With ``q = E[y | p]`` on the weighted empirical distribution ``D``::

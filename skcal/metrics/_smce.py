@@ -1,11 +1,20 @@
 """Smooth calibration error (Definition 3 of Hu, Jambulapati, Tian and Yang)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 from sklearn.utils import Bunch
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels._flow import backtrack, dual_frontiers, smce_one_side
 from .._specs import MeasureSpec, register
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from .._typing import BinaryLabels, Multiclass, PosLabel, Value
 
 # The kernel of the value (benchmarks/bench_tester.py swaps in smce_value,
 # the two-sided pass of earlier versions, to time them side by side).
@@ -15,15 +24,15 @@ __all__ = ["smce_core", "smooth_calibration_error"]
 
 
 def smooth_calibration_error(
-    y_true,
-    y_prob=None,
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
     *,
-    sample_weight=None,
-    pos_label=None,
-    multiclass="top-label",
-    labels=None,
-    return_details=False,
-):
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: bool = False,
+) -> Value:
     """Smooth calibration error: the largest bias a 1-Lipschitz test can see.
 
     On the weighted empirical distribution ``D`` of ``(p, y)`` this is
