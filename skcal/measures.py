@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -34,7 +34,8 @@ if TYPE_CHECKING:
         UtilityName,
         Value,
     )
-    from .utilities import FiniteFamily, Utility
+    from .utilities import Utility
+    from .utilities._families import FiniteFamily
 
 __all__ = [
     "BinnedECE",
@@ -96,7 +97,7 @@ class _CalibrationMeasure(BaseEstimator):
     _spec = None
     _function_name = None
     _score_name = None
-    _proba = "binary"
+    _proba: Literal["binary", "full"] = "binary"
     _tester_name = None
     _label = None
     _plain = None
@@ -118,6 +119,26 @@ class _CalibrationMeasure(BaseEstimator):
     def _function(self):
         function = getattr(metrics, self._function_name, None)
         return function if function is not None else _specs.function_of(self._spec)
+
+    @overload
+    def __call__(
+        self,
+        y_true: BinaryLabels,
+        y_prob: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
+        *,
+        return_details: Literal[False] = False,
+    ) -> float: ...
+
+    @overload
+    def __call__(
+        self,
+        y_true: BinaryLabels,
+        y_prob: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
+        *,
+        return_details: Literal[True],
+    ) -> tuple[float, Bunch]: ...
 
     def __call__(
         self,
@@ -310,7 +331,7 @@ def _from_spec(cls):
 
 
 # Classes generated for specs that have no hand-written class here.
-_GENERATED = {}
+_GENERATED: dict[str, type[_CalibrationMeasure]] = {}
 
 
 def measure_class(spec):

@@ -61,7 +61,7 @@ Derivation of the closed form
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 from sklearn.utils import Bunch
@@ -71,6 +71,8 @@ from .._kernels._interval import decision_hull
 from .._specs import MeasureSpec, register
 
 if TYPE_CHECKING:
+    from typing import Literal
+
     from numpy.typing import ArrayLike
 
     from .._typing import BinaryLabels, Multiclass, PosLabel, Value
@@ -195,6 +197,32 @@ def _row_index(table, rows):
     code = table[:, 0] * 4 + table[:, 1]
     order = np.argsort(code)
     return order[np.searchsorted(code[order], rows[:, 0] * 4 + rows[:, 1])].astype(np.intp)
+
+
+@overload
+def calibration_decision_loss(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def calibration_decision_loss(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: Literal[True],
+) -> tuple[float, Bunch]: ...
 
 
 def calibration_decision_loss(
@@ -454,6 +482,32 @@ def maximum_swap_regret(
     with np.errstate(over="ignore"):
         total = float(np.ldexp(statistic.total, -e))
     return total * cdl_core(statistic)
+
+
+@overload
+def calibration_fixed_decision_loss(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def calibration_fixed_decision_loss(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: Literal[True],
+) -> tuple[float, Bunch]: ...
 
 
 def calibration_fixed_decision_loss(

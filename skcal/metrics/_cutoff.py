@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 from sklearn.utils import Bunch
 
@@ -11,11 +11,39 @@ from .._kernels._interval import max_abs_interval_grouped
 from .._specs import MeasureSpec, register
 
 if TYPE_CHECKING:
+    from typing import Literal
+
     from numpy.typing import ArrayLike
 
     from .._typing import BinaryLabels, Multiclass, PosLabel, Value
 
 __all__ = ["cutoff_calibration_error", "cutoff_core"]
+
+
+@overload
+def cutoff_calibration_error(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def cutoff_calibration_error(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: Literal[True],
+) -> tuple[float, Bunch]: ...
 
 
 def cutoff_calibration_error(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 from sklearn.utils import Bunch
@@ -30,6 +30,38 @@ __all__ = ["binned_ece", "ece_core"]
 
 _STRATEGIES = ("uniform", "quantile")
 _NORMS = ("l1", "l2", "max")
+
+
+@overload
+def binned_ece(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    n_bins: int = 15,
+    strategy: Literal["uniform", "quantile"] = "uniform",
+    norm: Literal["l1", "l2", "max"] = "l1",
+    return_details: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def binned_ece(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    n_bins: int = 15,
+    strategy: Literal["uniform", "quantile"] = "uniform",
+    norm: Literal["l1", "l2", "max"] = "l1",
+    return_details: Literal[True],
+) -> tuple[float, Bunch]: ...
 
 
 def binned_ece(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 from scipy import sparse
@@ -12,6 +12,8 @@ from scipy.optimize import linprog
 from sklearn.utils import Bunch
 
 if TYPE_CHECKING:
+    from typing import Literal
+
     from numpy.typing import ArrayLike
 
     from .._typing import BinaryLabels, Multiclass, PosLabel, Value
@@ -86,6 +88,34 @@ _HIGHS_OPTIONS = {
     "primal_feasibility_tolerance": 1e-10,
     "dual_feasibility_tolerance": 1e-10,
 }
+
+
+@overload
+def lower_distance_to_calibration(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    grid: int | ArrayLike = 100,
+    return_details: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def lower_distance_to_calibration(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    grid: int | ArrayLike = 100,
+    return_details: Literal[True],
+) -> tuple[float, Bunch]: ...
 
 
 def lower_distance_to_calibration(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 from sklearn.utils import Bunch
@@ -173,6 +173,30 @@ def _top_class(data, w):
     for one utility.
     """
     return binary_member_errors([TopClass()], data, w)
+
+
+@overload
+def utility_calibration_error(
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
+    utility: UtilityName | Utility | FiniteFamily = "top-class",
+    *,
+    sample_weight: ArrayLike | None = None,
+    labels: ArrayLike | None = None,
+    return_details: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def utility_calibration_error(
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
+    utility: UtilityName | Utility | FiniteFamily = "top-class",
+    *,
+    sample_weight: ArrayLike | None = None,
+    labels: ArrayLike | None = None,
+    return_details: Literal[True],
+) -> tuple[float, Bunch]: ...
 
 
 def utility_calibration_error(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 from sklearn.utils import Bunch
@@ -19,6 +19,8 @@ from .._kernels._binning import checked_soft_bin, coarsen, scdl_level, soft_bin
 from .._specs import MeasureSpec, register
 
 if TYPE_CHECKING:
+    from typing import Literal
+
     from numpy.typing import ArrayLike
 
     from .._typing import BinaryLabels, Multiclass, PosLabel, Value
@@ -37,6 +39,34 @@ MAX_LEVEL = _MAX_LEVEL = 40
 # that most bins would be empty and the levels are built sparsely instead.
 _FIRST_DENSE_LEVELS = (4, 15)
 _MAX_DENSE_LEVEL = 20
+
+
+@overload
+def soft_binned_cdl(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    m: int | None = None,
+    return_details: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def soft_binned_cdl(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    m: int | None = None,
+    return_details: Literal[True],
+) -> tuple[float, Bunch]: ...
 
 
 def soft_binned_cdl(

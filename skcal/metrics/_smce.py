@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 from sklearn.utils import Bunch
@@ -12,6 +12,8 @@ from .._kernels._flow import backtrack, dual_frontiers, smce_one_side
 from .._specs import MeasureSpec, register
 
 if TYPE_CHECKING:
+    from typing import Literal
+
     from numpy.typing import ArrayLike
 
     from .._typing import BinaryLabels, Multiclass, PosLabel, Value
@@ -21,6 +23,32 @@ if TYPE_CHECKING:
 _VALUE_KERNEL = smce_one_side
 
 __all__ = ["smce_core", "smooth_calibration_error"]
+
+
+@overload
+def smooth_calibration_error(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def smooth_calibration_error(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: Literal[True],
+) -> tuple[float, Bunch]: ...
 
 
 def smooth_calibration_error(

@@ -43,7 +43,7 @@ __all__ = [
 class FiniteFamily(Parametrized):
     """A finite set of utilities, possibly depending on the number of classes."""
 
-    def members(self, n_classes: int) -> list[Utility]:
+    def members(self, n_classes: int) -> Sequence[Utility]:
         """The utilities of the family for ``n_classes`` classes, in a fixed order.
 
         Parameters
@@ -128,7 +128,7 @@ class UtilityFamily(FiniteFamily):
             raise ValueError("UtilityFamily: utilities is empty.")
         return parts
 
-    def members(self, n_classes: int) -> list[Utility]:
+    def members(self, n_classes: int) -> Sequence[Utility]:
         out = []
         for part in self._parts():
             out.extend(members(part, n_classes))
@@ -161,7 +161,7 @@ class ClassWiseFamily(FiniteFamily):
         for c in () if self.classes is None else self.classes:
             ClassWise(c)  # raises for a bad column
 
-    def members(self, n_classes: int) -> list[Utility]:
+    def members(self, n_classes: int) -> Sequence[Utility]:
         classes = range(n_classes) if self.classes is None else self.classes
         members = [ClassWise(c) for c in classes]
         for u in members:
@@ -192,7 +192,7 @@ class TopKFamily(FiniteFamily):
         for k in () if self.ks is None else self.ks:
             TopK(k)  # raises for a bad k
 
-    def members(self, n_classes: int) -> list[Utility]:
+    def members(self, n_classes: int) -> Sequence[Utility]:
         ks = range(1, n_classes + 1) if self.ks is None else self.ks
         members = [TopK(k) for k in ks]
         for u in members:
