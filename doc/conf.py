@@ -57,21 +57,8 @@ if tomllib is not None and _PYPROJECT.is_file():
     with open(_PYPROJECT, "rb") as f:
         _validation = tomllib.load(f)["tool"]["numpydoc_validation"]
     numpydoc_validation_checks = set(_validation["checks"])
-    numpydoc_validation_exclude = set(_validation["exclude"]) | {
-        # Docstrings that fail the checks in modules other developers are
-        # rewriting in this wave (issue 25: tester/, sketch/, recalibration/,
-        # metrics/, utilities/); listed one by one so that nothing new slips
-        # through, to be fixed there and then removed from this list.
-        # tester/_tester.py: parameters or returns without a description (PR07, RT03)
-        r"^skcal\.CalibrationTester\.(decide|fit|from_estimator|plot)$",
-        # recalibration/: See Also descriptions in lower case (SA03), PR07, RT03
-        r"^skcal\.AutoRecalibrator$",
-        r"^skcal\.RecalibratedClassifier(\.(fit|predict|predict_proba))?$",
-        # utilities/: RT03
-        r"^skcal\.Utility\.utility_matrix$",
-        # metrics/: PR07 (sample_weight)
-        r"^skcal\.utility_calibration_ecdf$",
-    }
+    # no exclusions beyond pyproject.toml's (private names, dunder methods)
+    numpydoc_validation_exclude = set(_validation["exclude"])
 else:
     numpydoc_validation_checks = set()
 # Signatures are shown without their annotations: the numpydoc Parameters and

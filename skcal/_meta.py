@@ -146,6 +146,8 @@ class HeldOutProbaMetaEstimator(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         Returns
         -------
         routing : sklearn.utils.metadata_routing.MetadataRouter
+            What ``fit`` consumes itself and what it routes to the base
+            estimator.
         """
         base = self._base()
         if base is None:

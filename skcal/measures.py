@@ -297,6 +297,12 @@ class _CalibrationMeasure(BaseEstimator):
         Greater is better (the scorer returns minus the measure) and it
         scores ``predict_proba`` output; see
         :class:`skcal.scorers.CalibrationScorer`.
+
+        Returns
+        -------
+        scorer : CalibrationScorer
+            Usable as ``scoring=`` in ``cross_validate``, ``GridSearchCV``
+            and the like.
         """
         return CalibrationScorer(
             self._function,

@@ -377,6 +377,7 @@ def utility_calibration_ecdf(
         Controls the draw; ``LinearFamily(C).sample(n_utilities,
         random_state)`` reproduces the same utilities.
     sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights of the rows; equal weights when None.
     labels : array-like of shape (n_classes,), default=None
         The class of each column of ``y_prob`` (see
         :func:`utility_calibration_error`).

@@ -479,6 +479,7 @@ class CalibrationTester(BaseEstimator):
         Returns
         -------
         self : CalibrationTester
+            This tester, fitted: ``result_`` holds the answer.
         """
         return self._fit(y_true, y_prob, sample_weight, labels=None)
 
@@ -492,14 +493,20 @@ class CalibrationTester(BaseEstimator):
 
         Parameters
         ----------
-        y_true : array-like of shape (n_samples,), default=None
+        y_true : array-like of shape (n_samples,) or summary, default=None
+            Observed labels, or a calibration sketch, as for :meth:`fit`;
+            None to decide on the data of the last ``fit``.
         y_prob : array-like of shape (n_samples,) or (n_samples, n_classes), \
 default=None
+            Predicted probabilities, as for :meth:`fit`; None with
+            ``y_true`` None (or a sketch).
         sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights, as for :meth:`fit`.
 
         Returns
         -------
         result : CalibrationTestResult
+            The verdict with its statistic, threshold and p-value.
         """
         held = callable(getattr(y_true, "grouped_statistic", None))
         if not held and (y_true is None) != (y_prob is None):
@@ -519,10 +526,12 @@ default=None
         Parameters
         ----------
         ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
 
         Returns
         -------
         display : CalibrationTestDisplay
+            The display, drawn.
         """
         check_is_fitted(self)
         from ..display import CalibrationTestDisplay
@@ -544,12 +553,14 @@ default=None
         Parameters
         ----------
         estimator : fitted classifier with ``predict_proba``
+            The classifier whose probabilities are tested.
         X : array-like of shape (n_samples, n_features)
             Held-out features (not the training data: a test on the training
             data measures overfitting, not calibration).
         y : array-like of shape (n_samples,)
             Held-out labels.
         sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the held-out rows.
         **params
             Parameters of :class:`CalibrationTester`.
 

@@ -75,15 +75,22 @@ class Parametrized:
         Returns
         -------
         params : dict
+            Parameter names mapped to their values.
         """
         return {name: getattr(self, name) for name in self._get_param_names()}
 
     def set_params(self, **params: Any) -> Self:
         """Set constructor arguments, then check them.
 
+        Parameters
+        ----------
+        **params : dict
+            Constructor arguments by name.
+
         Returns
         -------
-        self
+        self : object
+            This object, with the new arguments.
         """
         names = self._get_param_names()
         for key, value in params.items():

@@ -49,10 +49,12 @@ class FiniteFamily(Parametrized):
         Parameters
         ----------
         n_classes : int
+            Number of classes.
 
         Returns
         -------
         utilities : list of Utility
+            The members.
         """
         raise NotImplementedError
 
@@ -64,6 +66,7 @@ class FiniteFamily(Parametrized):
         Parameters
         ----------
         y_prob : array-like of shape (n_samples, n_classes)
+            Probability vectors, one per row.
         y : array-like of int, shape (n_samples,)
             Column of the observed class in each row.
 
@@ -72,6 +75,7 @@ class FiniteFamily(Parametrized):
         V : ndarray of shape (n_utilities, n_samples)
             Predicted utility of each member (rows, in ``members`` order).
         realised : ndarray of shape (n_utilities, n_samples)
+            Realised utility of each member on each row.
         """
         data = Predictions(*check_proba_and_labels(y_prob, y))
         utilities = self.members(data.n_classes)

@@ -81,6 +81,7 @@ class Utility(Parametrized):
         Returns
         -------
         U : ndarray of shape (n_samples, n_classes)
+            The utility of each outcome (column) for each row, in ``[-1, 1]``.
         """
         P = check_proba(y_prob)
         self._check_n_classes(P.shape[1])
