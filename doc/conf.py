@@ -4,8 +4,9 @@ Build (from the repository root, against the installed package)::
 
     sphinx-build -W --keep-going -b html doc doc/_build/html
 
-Nothing is fetched from the network: no intersphinx inventories, no remote
-images or fonts.
+Nothing is fetched from the network: no remote images or fonts, and the
+intersphinx inventories of scikit-learn and numpy are the small local ones of
+doc/_intersphinx/ (written by its make_inventories.py).
 """
 
 import os
@@ -27,6 +28,7 @@ version = release = skcal.__version__
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
+    "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
     "numpydoc",
     "myst_parser",
@@ -106,8 +108,12 @@ html_theme_options = {
 }
 html_sidebars = {"bibliography": [], "index": []}
 
-# No network at build time.
-intersphinx_mapping = {}
+# Links to scikit-learn's and numpy's pages, from local inventories of the
+# names the docs refer to (no network at build time; doc/_intersphinx/).
+intersphinx_mapping = {
+    "sklearn": ("https://scikit-learn.org/stable/", "_intersphinx/sklearn.inv"),
+    "numpy": ("https://numpy.org/doc/stable/", "_intersphinx/numpy.inv"),
+}
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
