@@ -8,20 +8,17 @@ importing skcal does not import this module.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Literal, Union
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from sklearn.utils import Bunch
 
 if TYPE_CHECKING:
     from .sketch import CalibrationSketch
 
 __all__ = [
-    "AnyDict",
     "BinaryLabels",
-    "Details",
-    "Floats",
     "Multiclass",
     "PosLabel",
     "RandomStateLike",
@@ -39,7 +36,3 @@ UtilityName = Literal["top-class", "class-wise", "top-k", "comb"]
 RandomStateLike = int | np.random.RandomState | None
 # a measure's value, or ``(value, details)`` with ``return_details=True``
 Value = float | tuple[float, Bunch]
-Details = Bunch
-# an array of float64 returned to the user
-Floats = NDArray[np.float64]
-AnyDict = dict[str, Any]

@@ -55,7 +55,6 @@ if TYPE_CHECKING:
 
     from matplotlib.axes import Axes
     from numpy.typing import ArrayLike
-    from sklearn.base import ClassifierMixin
 
     from .._typing import BinaryLabels, PosLabel, RandomStateLike
     from ..display import CalibrationTestDisplay
@@ -541,7 +540,7 @@ default=None
     @classmethod
     def from_estimator(
         cls,
-        estimator: ClassifierMixin,
+        estimator: BaseEstimator,
         X: ArrayLike,
         y: ArrayLike,
         *,
