@@ -10,7 +10,7 @@ in one multi-metric ``scoring`` dict.
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 from sklearn.metrics import get_scorer as _sklearn_get_scorer
 from sklearn.metrics import get_scorer_names as _sklearn_get_scorer_names
@@ -51,7 +51,15 @@ def get_scorer_names() -> list[str]:
     return sorted(set(_registry()) | set(_sklearn_get_scorer_names()))
 
 
-def get_scorer(scoring: str | Callable[..., Any] | None) -> Callable[..., Any]:
+@overload
+def get_scorer(scoring: None) -> None: ...
+
+
+@overload
+def get_scorer(scoring: str | Callable[..., Any]) -> Callable[..., Any]: ...
+
+
+def get_scorer(scoring: str | Callable[..., Any] | None) -> Callable[..., Any] | None:
     """Scorer from a name; skcal names first, then scikit-learn's.
 
     Parameters
@@ -63,8 +71,9 @@ def get_scorer(scoring: str | Callable[..., Any] | None) -> Callable[..., Any]:
 
     Returns
     -------
-    scorer : callable
-        A new scorer object on each call.
+    scorer : callable or None
+        A new scorer object on each call (None for ``scoring=None``, as
+        :func:`sklearn.metrics.get_scorer` returns).
 
     Examples
     --------
