@@ -118,3 +118,23 @@ def test_the_check_passes_a_fully_annotated_function():
 
     assert _missing_annotations(f) == []
     assert _missing_annotations(C.__init__) == []
+
+
+def test_literal_options_are_the_accepted_ones():
+    # the Literal types of the signatures name exactly the string options the
+    # code accepts: each listed one works, an unlisted one is refused
+    from typing import get_args
+
+    from skcal import _typing
+
+    y, p = [0, 1, 1, 0], [0.2, 0.7, 0.6, 0.4]
+    y_multi = [0, 1, 2, 1]
+    p_multi = [[0.6, 0.2, 0.2], [0.2, 0.5, 0.3], [0.1, 0.2, 0.7], [0.3, 0.4, 0.3]]
+    for option in get_args(_typing.Multiclass):
+        skcal.binned_ece(y, p, multiclass=option)
+    with pytest.raises(ValueError, match="multiclass"):
+        skcal.binned_ece(y_multi, p_multi, multiclass="class-wise")
+    for option in get_args(_typing.UtilityName):
+        assert 0 <= skcal.utility_calibration_error(y_multi, p_multi, option) <= 2
+    with pytest.raises(ValueError, match="utility"):
+        skcal.utility_calibration_error(y_multi, p_multi, "top-two")
