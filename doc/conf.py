@@ -4,8 +4,9 @@ Build (from the repository root, against the installed package)::
 
     sphinx-build -W --keep-going -b html doc doc/_build/html
 
-Nothing is fetched from the network: no intersphinx inventories, no remote
-images or fonts.
+Nothing is fetched from the network: no remote images or fonts, and the
+intersphinx inventories of scikit-learn and numpy are the small local ones of
+doc/_intersphinx/ (written by its make_inventories.py).
 """
 
 import os
@@ -27,6 +28,7 @@ version = release = skcal.__version__
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
+    "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
     "numpydoc",
     "myst_parser",
@@ -57,21 +59,8 @@ if tomllib is not None and _PYPROJECT.is_file():
     with open(_PYPROJECT, "rb") as f:
         _validation = tomllib.load(f)["tool"]["numpydoc_validation"]
     numpydoc_validation_checks = set(_validation["checks"])
-    numpydoc_validation_exclude = set(_validation["exclude"]) | {
-        # Docstrings that fail the checks in modules other developers are
-        # rewriting in this wave (issue 25: tester/, sketch/, recalibration/,
-        # metrics/, utilities/); listed one by one so that nothing new slips
-        # through, to be fixed there and then removed from this list.
-        # tester/_tester.py: parameters or returns without a description (PR07, RT03)
-        r"^skcal\.CalibrationTester\.(decide|fit|from_estimator|plot)$",
-        # recalibration/: See Also descriptions in lower case (SA03), PR07, RT03
-        r"^skcal\.AutoRecalibrator$",
-        r"^skcal\.RecalibratedClassifier(\.(fit|predict|predict_proba))?$",
-        # utilities/: RT03
-        r"^skcal\.Utility\.utility_matrix$",
-        # metrics/: PR07 (sample_weight)
-        r"^skcal\.utility_calibration_ecdf$",
-    }
+    # no exclusions beyond pyproject.toml's (private names, dunder methods)
+    numpydoc_validation_exclude = set(_validation["exclude"])
 else:
     numpydoc_validation_checks = set()
 # Signatures are shown without their annotations: the numpydoc Parameters and
@@ -119,8 +108,12 @@ html_theme_options = {
 }
 html_sidebars = {"bibliography": [], "index": []}
 
-# No network at build time.
-intersphinx_mapping = {}
+# Links to scikit-learn's and numpy's pages, from local inventories of the
+# names the docs refer to (no network at build time; doc/_intersphinx/).
+intersphinx_mapping = {
+    "sklearn": ("https://scikit-learn.org/stable/", "_intersphinx/sklearn.inv"),
+    "numpy": ("https://numpy.org/doc/stable/", "_intersphinx/numpy.inv"),
+}
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 

@@ -135,7 +135,7 @@ class HeldOutProbaMetaEstimator(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
             elif name in self.__dict__:
                 delattr(self, name)
 
-    def get_metadata_routing(self):
+    def get_metadata_routing(self) -> MetadataRouter:
         """Metadata routing of this meta-estimator.
 
         ``sample_weight`` is consumed by the meta-estimator itself (for what
@@ -146,6 +146,8 @@ class HeldOutProbaMetaEstimator(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         Returns
         -------
         routing : sklearn.utils.metadata_routing.MetadataRouter
+            What ``fit`` consumes itself and what it routes to the base
+            estimator.
         """
         base = self._base()
         if base is None:

@@ -5,12 +5,20 @@ classes can build scorers without importing the registry, which reads the
 measure classes: nothing imports in a circle.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from . import _specs
 from ._compat import _Scorer
 from ._input import check_binary_calibration_input
 from ._input._canonical import binary_input
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, Literal
 
 __all__ = ["CalibrationScorer"]
 
@@ -62,7 +70,13 @@ class CalibrationScorer(_Scorer):
     True
     """
 
-    def __init__(self, score_func, sign=-1, kwargs=None, proba="binary"):
+    def __init__(
+        self,
+        score_func: Callable[..., float],
+        sign: Literal[1, -1] = -1,
+        kwargs: dict[str, Any] | None = None,
+        proba: Literal["binary", "full"] = "binary",
+    ) -> None:
         if proba not in ("binary", "full"):
             raise ValueError(f'proba must be "binary" or "full", got {proba!r}.')
         super().__init__(

@@ -19,7 +19,7 @@ import inspect
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 __all__ = [
     "MeasureSpec",
@@ -94,7 +94,7 @@ class MeasureSpec:
     label: str = ""
     docs: str = ""
     function: Callable[..., Any] | None = None
-    proba: str = "binary"
+    proba: Literal["binary", "full"] = "binary"
     greater_is_better: bool = False
     grouped_core: Callable[..., float] | None = None
     sketch: bool = True
@@ -212,7 +212,7 @@ def measure_function(spec: MeasureSpec) -> Callable[..., Any]:
         ),
         inspect.Parameter("return_details", inspect.Parameter.KEYWORD_ONLY, default=False),
     ]
-    function.__signature__ = inspect.Signature(parameters)
+    function.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     function.__name__ = function.__qualname__ = spec.name
     function.__module__ = "skcal.metrics"
     function.__doc__ = f"{spec.label or spec.name}: {spec.docs}"

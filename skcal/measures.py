@@ -7,8 +7,11 @@ Each class holds a measure's options (so ``get_params``, ``set_params``,
 :mod:`skcal.metrics`; these classes only forward their options.
 """
 
+from __future__ import annotations
+
 import inspect
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -16,6 +19,23 @@ from sklearn.base import BaseEstimator
 from . import _specs, metrics
 from ._input import power_of_two_scale
 from ._scorer import CalibrationScorer
+
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from numpy.typing import ArrayLike
+    from sklearn.utils import Bunch
+
+    from ._typing import (
+        BinaryLabels,
+        Multiclass,
+        PosLabel,
+        RandomStateLike,
+        UtilityName,
+        Value,
+    )
+    from .utilities import Utility
+    from .utilities._families import FiniteFamily
 
 __all__ = [
     "BinnedECE",
@@ -77,7 +97,7 @@ class _CalibrationMeasure(BaseEstimator):
     _spec = None
     _function_name = None
     _score_name = None
-    _proba = "binary"
+    _proba: Literal["binary", "full"] = "binary"
     _tester_name = None
     _label = None
     _plain = None
@@ -100,7 +120,34 @@ class _CalibrationMeasure(BaseEstimator):
         function = getattr(metrics, self._function_name, None)
         return function if function is not None else _specs.function_of(self._spec)
 
-    def __call__(self, y_true, y_prob=None, sample_weight=None, *, return_details=False):
+    @overload
+    def __call__(
+        self,
+        y_true: BinaryLabels,
+        y_prob: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
+        *,
+        return_details: Literal[False] = False,
+    ) -> float: ...
+
+    @overload
+    def __call__(
+        self,
+        y_true: BinaryLabels,
+        y_prob: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
+        *,
+        return_details: Literal[True],
+    ) -> tuple[float, Bunch]: ...
+
+    def __call__(
+        self,
+        y_true: BinaryLabels,
+        y_prob: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
+        *,
+        return_details: bool = False,
+    ) -> Value:
         """Value of the measure on ``(y_true, y_prob)``.
 
         Parameters
@@ -144,15 +191,15 @@ class _CalibrationMeasure(BaseEstimator):
 
     def interval(
         self,
-        y_true,
-        y_prob=None,
+        y_true: BinaryLabels,
+        y_prob: ArrayLike | None = None,
         *,
-        sample_weight=None,
-        confidence=0.95,
-        method="auto",
-        n_resamples=200,
-        random_state=None,
-    ):
+        sample_weight: ArrayLike | None = None,
+        confidence: float = 0.95,
+        method: Literal["auto", "bootstrap", "analytic", "scdl-bound"] = "auto",
+        n_resamples: int = 200,
+        random_state: RandomStateLike = None,
+    ) -> Bunch:
         """Confidence interval of the measure, and what it guarantees.
 
         What is estimated is the measure of the *population* the rows are
@@ -244,12 +291,18 @@ class _CalibrationMeasure(BaseEstimator):
             random_state=random_state,
         )
 
-    def scorer(self):
+    def scorer(self) -> CalibrationScorer:
         """An sklearn scorer for this measure with these options.
 
         Greater is better (the scorer returns minus the measure) and it
         scores ``predict_proba`` output; see
         :class:`skcal.scorers.CalibrationScorer`.
+
+        Returns
+        -------
+        scorer : CalibrationScorer
+            Usable as ``scoring=`` in ``cross_validate``, ``GridSearchCV``
+            and the like.
         """
         return CalibrationScorer(
             self._function,
@@ -284,7 +337,7 @@ def _from_spec(cls):
 
 
 # Classes generated for specs that have no hand-written class here.
-_GENERATED = {}
+_GENERATED: dict[str, type[_CalibrationMeasure]] = {}
 
 
 def measure_class(spec):
@@ -356,7 +409,13 @@ class SmoothCalibrationError(_CalibrationMeasure):
     >>> scorer = measure.scorer()
     """
 
-    def __init__(self, *, pos_label=None, multiclass="top-label", labels=None):
+    def __init__(
+        self,
+        *,
+        pos_label: PosLabel = None,
+        multiclass: Multiclass = "top-label",
+        labels: ArrayLike | None = None,
+    ) -> None:
         self.pos_label = pos_label
         self.multiclass = multiclass
         self.labels = labels
@@ -390,7 +449,13 @@ class CutoffCalibrationError(_CalibrationMeasure):
     (0.2, 0.4)
     """
 
-    def __init__(self, *, pos_label=None, multiclass="top-label", labels=None):
+    def __init__(
+        self,
+        *,
+        pos_label: PosLabel = None,
+        multiclass: Multiclass = "top-label",
+        labels: ArrayLike | None = None,
+    ) -> None:
         self.pos_label = pos_label
         self.multiclass = multiclass
         self.labels = labels
@@ -426,7 +491,14 @@ class SoftBinnedCDL(_CalibrationMeasure):
     >>> value = measure([0, 1, 1, 0], [0.1, 0.8, 0.6, 0.3])
     """
 
-    def __init__(self, *, m=None, pos_label=None, multiclass="top-label", labels=None):
+    def __init__(
+        self,
+        *,
+        m: int | None = None,
+        pos_label: PosLabel = None,
+        multiclass: Multiclass = "top-label",
+        labels: ArrayLike | None = None,
+    ) -> None:
         self.m = m
         self.pos_label = pos_label
         self.multiclass = multiclass
@@ -458,7 +530,13 @@ class CalibrationDecisionLoss(_CalibrationMeasure):
     0.0
     """
 
-    def __init__(self, *, pos_label=None, multiclass="top-label", labels=None):
+    def __init__(
+        self,
+        *,
+        pos_label: PosLabel = None,
+        multiclass: Multiclass = "top-label",
+        labels: ArrayLike | None = None,
+    ) -> None:
         self.pos_label = pos_label
         self.multiclass = multiclass
         self.labels = labels
@@ -499,13 +577,13 @@ class BinnedECE(_CalibrationMeasure):
     def __init__(
         self,
         *,
-        n_bins=15,
-        strategy="uniform",
-        norm="l1",
-        pos_label=None,
-        multiclass="top-label",
-        labels=None,
-    ):
+        n_bins: int = 15,
+        strategy: Literal["uniform", "quantile"] = "uniform",
+        norm: Literal["l1", "l2", "max"] = "l1",
+        pos_label: PosLabel = None,
+        multiclass: Multiclass = "top-label",
+        labels: ArrayLike | None = None,
+    ) -> None:
         self.n_bins = n_bins
         self.strategy = strategy
         self.norm = norm
@@ -545,8 +623,13 @@ class LowerDistanceToCalibration(_CalibrationMeasure):
     """
 
     def __init__(
-        self, *, grid=100, pos_label=None, multiclass="top-label", labels=None
-    ):
+        self,
+        *,
+        grid: int | ArrayLike = 100,
+        pos_label: PosLabel = None,
+        multiclass: Multiclass = "top-label",
+        labels: ArrayLike | None = None,
+    ) -> None:
         self.grid = grid
         self.pos_label = pos_label
         self.multiclass = multiclass
@@ -595,7 +678,12 @@ class UtilityCalibrationError(_CalibrationMeasure):
     True
     """
 
-    def __init__(self, utility="top-class", *, labels=None):
+    def __init__(
+        self,
+        utility: UtilityName | Utility | FiniteFamily = "top-class",
+        *,
+        labels: ArrayLike | None = None,
+    ) -> None:
         self.utility = utility
         self.labels = labels
 

@@ -7,13 +7,20 @@
 in one multi-metric ``scoring`` dict.
 """
 
+from __future__ import annotations
+
 import difflib
+from typing import TYPE_CHECKING, overload
 
 from sklearn.metrics import get_scorer as _sklearn_get_scorer
 from sklearn.metrics import get_scorer_names as _sklearn_get_scorer_names
 
 from . import _specs
 from ._scorer import CalibrationScorer
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
 
 __all__ = ["CalibrationScorer", "get_scorer", "get_scorer_names", "make_scorers"]
 
@@ -25,7 +32,7 @@ def _registry():
     return {spec.score_name: measures.measure_class(spec) for spec in _specs.specs()}
 
 
-def get_scorer_names():
+def get_scorer_names() -> list[str]:
     """Names accepted by :func:`get_scorer`: skcal's and scikit-learn's.
 
     Returns
@@ -44,7 +51,15 @@ def get_scorer_names():
     return sorted(set(_registry()) | set(_sklearn_get_scorer_names()))
 
 
-def get_scorer(scoring):
+@overload
+def get_scorer(scoring: None) -> None: ...
+
+
+@overload
+def get_scorer(scoring: str | Callable[..., Any]) -> Callable[..., Any]: ...
+
+
+def get_scorer(scoring: str | Callable[..., Any] | None) -> Callable[..., Any] | None:
     """Scorer from a name; skcal names first, then scikit-learn's.
 
     Parameters
@@ -56,8 +71,9 @@ def get_scorer(scoring):
 
     Returns
     -------
-    scorer : callable
-        A new scorer object on each call.
+    scorer : callable or None
+        A new scorer object on each call (None for ``scoring=None``, as
+        :func:`sklearn.metrics.get_scorer` returns).
 
     Examples
     --------
@@ -83,7 +99,7 @@ def get_scorer(scoring):
     return _sklearn_get_scorer(scoring)
 
 
-def make_scorers(names=None):
+def make_scorers(names: Iterable[str] | None = None) -> dict[str, Callable[..., Any]]:
     """A ``{name: scorer}`` dict ready for a multi-metric ``scoring=``.
 
     Parameters

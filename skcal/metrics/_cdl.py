@@ -59,11 +59,23 @@ Derivation of the closed form
    Wu, Theorem 3.11 written straight from the theorem.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, overload
+
 import numpy as np
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels._interval import decision_hull
 from .._specs import MeasureSpec, register
+
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from numpy.typing import ArrayLike
+    from sklearn.utils import Bunch
+
+    from .._typing import BinaryLabels, Multiclass, PosLabel, Value
 
 __all__ = [
     "calibration_decision_loss",
@@ -187,16 +199,42 @@ def _row_index(table, rows):
     return order[np.searchsorted(code[order], rows[:, 0] * 4 + rows[:, 1])].astype(np.intp)
 
 
+@overload
 def calibration_decision_loss(
-    y_true,
-    y_prob=None,
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
     *,
-    sample_weight=None,
-    pos_label=None,
-    multiclass="top-label",
-    labels=None,
-    return_details=False,
-):
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def calibration_decision_loss(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: Literal[True],
+) -> tuple[float, Bunch]: ...
+
+
+def calibration_decision_loss(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: bool = False,
+) -> Value:
     """Calibration decision loss: the worst swap regret of trusting the predictions.
 
     On the weighted empirical distribution ``D`` of ``(p, y)`` this is
@@ -375,14 +413,14 @@ def cdl_core(statistic, details=False):
 
 
 def maximum_swap_regret(
-    y_true,
-    y_prob=None,
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
     *,
-    sample_weight=None,
-    pos_label=None,
-    multiclass="top-label",
-    labels=None,
-):
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+) -> float:
     """Maximum swap regret: the worst total regret of trusting the predictions.
 
     Definition 3.1 of Hu and Wu: for a sequence of ``T``
@@ -447,16 +485,42 @@ def maximum_swap_regret(
     return total * cdl_core(statistic)
 
 
+@overload
 def calibration_fixed_decision_loss(
-    y_true,
-    y_prob=None,
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
     *,
-    sample_weight=None,
-    pos_label=None,
-    multiclass="top-label",
-    labels=None,
-    return_details=False,
-):
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def calibration_fixed_decision_loss(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: Literal[True],
+) -> tuple[float, Bunch]: ...
+
+
+def calibration_fixed_decision_loss(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: bool = False,
+) -> Value:
     """The fixed-threshold decision loss of Lemma 2.2 of Bairaktari et al.
 
     With ``q = E[y | p]`` on the weighted empirical distribution ``D``::

@@ -1,23 +1,60 @@
 """Cutoff calibration error (Definition 2.5 of Bairaktari et al.)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, overload
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels._interval import max_abs_interval_grouped
 from .._specs import MeasureSpec, register
 
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from numpy.typing import ArrayLike
+    from sklearn.utils import Bunch
+
+    from .._typing import BinaryLabels, Multiclass, PosLabel, Value
+
 __all__ = ["cutoff_calibration_error", "cutoff_core"]
 
 
+@overload
 def cutoff_calibration_error(
-    y_true,
-    y_prob=None,
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
     *,
-    sample_weight=None,
-    pos_label=None,
-    multiclass="top-label",
-    labels=None,
-    return_details=False,
-):
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def cutoff_calibration_error(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: Literal[True],
+) -> tuple[float, Bunch]: ...
+
+
+def cutoff_calibration_error(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: bool = False,
+) -> Value:
     """Cutoff calibration error: the worst bias over an interval of predictions.
 
     On the weighted empirical distribution ``D`` of ``(p, y)`` this is

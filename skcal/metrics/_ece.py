@@ -1,6 +1,9 @@
 """Binned expected calibration error (ECE) and its l2 and max variants."""
 
+from __future__ import annotations
+
 import numbers
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
@@ -15,25 +18,65 @@ from .._input import (
 from .._kernels._binning import checked_uniform_bin_sums, uniform_bin_sums
 from .._specs import MeasureSpec, register
 
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from numpy.typing import ArrayLike
+    from sklearn.utils import Bunch
+
+    from .._typing import BinaryLabels, Multiclass, PosLabel, Value
+
 __all__ = ["binned_ece", "ece_core"]
 
 _STRATEGIES = ("uniform", "quantile")
 _NORMS = ("l1", "l2", "max")
 
 
+@overload
 def binned_ece(
-    y_true,
-    y_prob=None,
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
     *,
-    sample_weight=None,
-    pos_label=None,
-    multiclass="top-label",
-    labels=None,
-    n_bins=15,
-    strategy="uniform",
-    norm="l1",
-    return_details=False,
-):
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    n_bins: int = 15,
+    strategy: Literal["uniform", "quantile"] = "uniform",
+    norm: Literal["l1", "l2", "max"] = "l1",
+    return_details: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def binned_ece(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    n_bins: int = 15,
+    strategy: Literal["uniform", "quantile"] = "uniform",
+    norm: Literal["l1", "l2", "max"] = "l1",
+    return_details: Literal[True],
+) -> tuple[float, Bunch]: ...
+
+
+def binned_ece(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    n_bins: int = 15,
+    strategy: Literal["uniform", "quantile"] = "uniform",
+    norm: Literal["l1", "l2", "max"] = "l1",
+    return_details: bool = False,
+) -> Value:
     """Binned expected calibration error, with l1, l2 or max norm.
 
     On the weighted empirical distribution, with bins ``B_1, ..., B_K`` of

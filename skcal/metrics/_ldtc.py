@@ -1,11 +1,22 @@
 """Lower distance to calibration (Definition 1 of Hu, Jambulapati, Tian and Yang)."""
 
+from __future__ import annotations
+
 import numbers
 import threading
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
+
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from numpy.typing import ArrayLike
+    from sklearn.utils import Bunch
+
+    from .._typing import BinaryLabels, Multiclass, PosLabel, Value
 
 try:  # SciPy >= 1.15 ships HiGHS's own Python binding (private module)
     from scipy.optimize._highspy._core import HighsLp as _HighsLp
@@ -79,17 +90,45 @@ _HIGHS_OPTIONS = {
 }
 
 
+@overload
 def lower_distance_to_calibration(
-    y_true,
-    y_prob=None,
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
     *,
-    sample_weight=None,
-    pos_label=None,
-    multiclass="top-label",
-    labels=None,
-    grid=100,
-    return_details=False,
-):
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    grid: int | ArrayLike = 100,
+    return_details: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def lower_distance_to_calibration(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    grid: int | ArrayLike = 100,
+    return_details: Literal[True],
+) -> tuple[float, Bunch]: ...
+
+
+def lower_distance_to_calibration(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    grid: int | ArrayLike = 100,
+    return_details: bool = False,
+) -> Value:
     """Lower distance to calibration (LDTC, dCE), exact on a grid.
 
     On the weighted empirical distribution ``D`` of ``(v, y)`` (``v`` the

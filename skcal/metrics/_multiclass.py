@@ -1,5 +1,9 @@
 """Multiclass utility calibration (Hegazy, Jordan and Dieuleveut)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, overload
+
 import numpy as np
 
 from .._input import (
@@ -24,6 +28,16 @@ from ..utilities._families import (
     resolve_utility,
 )
 from ._uc_binary import binary_member_errors, is_binary_member
+
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from numpy.typing import ArrayLike, NDArray
+    from sklearn.utils import Bunch
+
+    from .._typing import RandomStateLike, UtilityName, Value
+    from ..utilities import Utility
+    from ..utilities._families import FiniteFamily, SampledFamily
 
 __all__ = ["utility_calibration_ecdf", "utility_calibration_error"]
 
@@ -161,15 +175,39 @@ def _top_class(data, w):
     return binary_member_errors([TopClass()], data, w)
 
 
+@overload
 def utility_calibration_error(
-    y_true,
-    y_prob,
-    utility="top-class",
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
+    utility: UtilityName | Utility | FiniteFamily = "top-class",
     *,
-    sample_weight=None,
-    labels=None,
-    return_details=False,
-):
+    sample_weight: ArrayLike | None = None,
+    labels: ArrayLike | None = None,
+    return_details: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def utility_calibration_error(
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
+    utility: UtilityName | Utility | FiniteFamily = "top-class",
+    *,
+    sample_weight: ArrayLike | None = None,
+    labels: ArrayLike | None = None,
+    return_details: Literal[True],
+) -> tuple[float, Bunch]: ...
+
+
+def utility_calibration_error(
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
+    utility: UtilityName | Utility | FiniteFamily = "top-class",
+    *,
+    sample_weight: ArrayLike | None = None,
+    labels: ArrayLike | None = None,
+    return_details: bool = False,
+) -> Value:
     """Utility calibration error: the worst bias of predicted utility on an interval.
 
     For a utility ``u(p, e_j)`` in ``[-1, 1]`` with predicted utility
@@ -302,15 +340,15 @@ def _sampled_utilities(family, n_classes, n_utilities, random_state):
 
 
 def utility_calibration_ecdf(
-    y_true,
-    y_prob,
-    family,
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
+    family: Literal["linear", "rank"] | SampledFamily | FiniteFamily | str,
     *,
-    n_utilities=None,
-    random_state=None,
-    sample_weight=None,
-    labels=None,
-):
+    n_utilities: int | None = None,
+    random_state: RandomStateLike = None,
+    sample_weight: ArrayLike | None = None,
+    labels: ArrayLike | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Empirical CDF of the utility calibration error over a family of utilities.
 
     Hegazy et al., Section 4: draw ``M`` utilities ``u_1, ..., u_M`` from a
@@ -340,6 +378,7 @@ def utility_calibration_ecdf(
         Controls the draw; ``LinearFamily(C).sample(n_utilities,
         random_state)`` reproduces the same utilities.
     sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights of the rows; equal weights when None.
     labels : array-like of shape (n_classes,), default=None
         The class of each column of ``y_prob`` (see
         :func:`utility_calibration_error`).

@@ -1,6 +1,9 @@
 """Soft-binned calibration decision loss (SCDL, Definition 1.1 of Bairaktari et al.)."""
 
+from __future__ import annotations
+
 import numbers
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
@@ -13,6 +16,14 @@ from .._input import (
 )
 from .._kernels._binning import checked_soft_bin, coarsen, scdl_level, soft_bin
 from .._specs import MeasureSpec, register
+
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from numpy.typing import ArrayLike
+    from sklearn.utils import Bunch
+
+    from .._typing import BinaryLabels, Multiclass, PosLabel, Value
 
 __all__ = ["MAX_LEVEL", "scdl_core", "soft_binned_cdl"]
 
@@ -30,17 +41,45 @@ _FIRST_DENSE_LEVELS = (4, 15)
 _MAX_DENSE_LEVEL = 20
 
 
+@overload
 def soft_binned_cdl(
-    y_true,
-    y_prob=None,
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
     *,
-    sample_weight=None,
-    pos_label=None,
-    multiclass="top-label",
-    labels=None,
-    m=None,
-    return_details=False,
-):
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    m: int | None = None,
+    return_details: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def soft_binned_cdl(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    m: int | None = None,
+    return_details: Literal[True],
+) -> tuple[float, Bunch]: ...
+
+
+def soft_binned_cdl(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    m: int | None = None,
+    return_details: bool = False,
+) -> Value:
     """Soft-binned calibration decision loss (SCDL), actionable and testable.
 
     Definition 1.1 of Bairaktari, Hu, Nguyen and Ullman, on the

@@ -1,10 +1,22 @@
 """Smooth calibration error (Definition 3 of Hu, Jambulapati, Tian and Yang)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, overload
+
 import numpy as np
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._kernels._flow import backtrack, dual_frontiers, smce_one_side
 from .._specs import MeasureSpec, register
+
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from numpy.typing import ArrayLike
+    from sklearn.utils import Bunch
+
+    from .._typing import BinaryLabels, Multiclass, PosLabel, Value
 
 # The kernel of the value (benchmarks/bench_tester.py swaps in smce_value,
 # the two-sided pass of earlier versions, to time them side by side).
@@ -13,16 +25,42 @@ _VALUE_KERNEL = smce_one_side
 __all__ = ["smce_core", "smooth_calibration_error"]
 
 
+@overload
 def smooth_calibration_error(
-    y_true,
-    y_prob=None,
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
     *,
-    sample_weight=None,
-    pos_label=None,
-    multiclass="top-label",
-    labels=None,
-    return_details=False,
-):
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def smooth_calibration_error(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: Literal[True],
+) -> tuple[float, Bunch]: ...
+
+
+def smooth_calibration_error(
+    y_true: BinaryLabels,
+    y_prob: ArrayLike | None = None,
+    *,
+    sample_weight: ArrayLike | None = None,
+    pos_label: PosLabel = None,
+    multiclass: Multiclass = "top-label",
+    labels: ArrayLike | None = None,
+    return_details: bool = False,
+) -> Value:
     """Smooth calibration error: the largest bias a 1-Lipschitz test can see.
 
     On the weighted empirical distribution ``D`` of ``(p, y)`` this is

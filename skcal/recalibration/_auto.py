@@ -307,7 +307,7 @@ class AutoRecalibrator(BaseRecalibrator):
 
     See Also
     --------
-    RecalibratedClassifier : the classifier meta-estimator; its default
+    RecalibratedClassifier : The classifier meta-estimator; its default
         ``recalibrator="auto"`` is this.
 
     References

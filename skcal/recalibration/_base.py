@@ -175,6 +175,7 @@ class BaseRecalibrator(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Predicted probabilities, as for ``predict_proba``.
 
         Returns
         -------

@@ -224,8 +224,8 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
 
     See Also
     --------
-    UtilityPatchingRecalibrator : the patching recalibrator.
-    sklearn.calibration.CalibratedClassifierCV : the same scheme with
+    UtilityPatchingRecalibrator : The patching recalibrator.
+    sklearn.calibration.CalibratedClassifierCV : The same scheme with
         sigmoid, isotonic or temperature recalibration.
 
     Examples
@@ -314,6 +314,7 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
         Returns
         -------
         self : RecalibratedClassifier
+            This meta-estimator, fitted.
         """
         base = self._base()
         recalibrator = self.recalibrator
@@ -419,6 +420,7 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Features, in any form the base estimator's ``predict_proba`` accepts.
 
         Returns
         -------
@@ -444,6 +446,7 @@ class RecalibratedClassifier(HeldOutProbaMetaEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Features, in any form the base estimator's ``predict_proba`` accepts.
 
         Returns
         -------

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -58,6 +59,11 @@ from ._patch_params import (
     _check_init,
     _check_not_boolean,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..display import PatchingHistoryDisplay
 
 __all__ = ["Patch", "UtilityPatchingRecalibrator", "project_simplex"]
 
@@ -693,7 +699,7 @@ callable, default=None
 
     # -- prediction ------------------------------------------------------------
 
-    def plot_history(self, ax=None):
+    def plot_history(self, ax: Axes | None = None) -> PatchingHistoryDisplay:
         """Draw UC and Brier score after each patch (needs matplotlib).
 
         See :class:`skcal.PatchingHistoryDisplay`.

@@ -12,9 +12,12 @@ its answer. Two ways to set the decision threshold:
   calibration error), stopped sequentially once the verdict is settled.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -45,6 +48,16 @@ from ._tolerant import (
     _tolerant_min_epsilon,
     _TolerantRule,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, Literal
+
+    from matplotlib.axes import Axes
+    from numpy.typing import ArrayLike
+
+    from .._typing import BinaryLabels, PosLabel, RandomStateLike
+    from ..display import CalibrationTestDisplay
 
 
 class CalibrationTester(BaseEstimator):
@@ -396,19 +409,19 @@ class CalibrationTester(BaseEstimator):
 
     def __init__(
         self,
-        measure="smce",
+        measure: str | _CalibrationMeasure | Callable[..., float] = "smce",
         *,
-        epsilon=None,
-        tolerance=0.0,
-        alpha=0.05,
-        threshold="resample",
-        n_resamples=999,
-        measure_params=None,
-        pos_label=None,
-        resampling_risk=1e-3,
-        random_state=None,
-        n_jobs=None,
-    ):
+        epsilon: float | None = None,
+        tolerance: float = 0.0,
+        alpha: float = 0.05,
+        threshold: Literal["resample", "theory"] = "resample",
+        n_resamples: int = 999,
+        measure_params: dict[str, Any] | None = None,
+        pos_label: PosLabel = None,
+        resampling_risk: float | None = 1e-3,
+        random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
+    ) -> None:
         self.measure = measure
         self.epsilon = epsilon
         self.tolerance = tolerance
@@ -440,7 +453,12 @@ class CalibrationTester(BaseEstimator):
     }
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, y_true, y_prob=None, sample_weight=None):
+    def fit(
+        self,
+        y_true: BinaryLabels,
+        y_prob: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
+    ) -> CalibrationTester:
         """Compute the statistic and the decision threshold.
 
         Parameters
@@ -460,22 +478,34 @@ class CalibrationTester(BaseEstimator):
         Returns
         -------
         self : CalibrationTester
+            This tester, fitted: ``result_`` holds the answer.
         """
         return self._fit(y_true, y_prob, sample_weight, labels=None)
 
-    def decide(self, y_true=None, y_prob=None, sample_weight=None):
+    def decide(
+        self,
+        y_true: BinaryLabels | None = None,
+        y_prob: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
+    ) -> CalibrationTestResult:
         """The test's decision; fits on ``(y_true, y_prob)`` first if given.
 
         Parameters
         ----------
-        y_true : array-like of shape (n_samples,), default=None
+        y_true : array-like of shape (n_samples,) or summary, default=None
+            Observed labels, or a calibration sketch, as for :meth:`fit`;
+            None to decide on the data of the last ``fit``.
         y_prob : array-like of shape (n_samples,) or (n_samples, n_classes), \
 default=None
+            Predicted probabilities, as for :meth:`fit`; None with
+            ``y_true`` None (or a sketch).
         sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights, as for :meth:`fit`.
 
         Returns
         -------
         result : CalibrationTestResult
+            The verdict with its statistic, threshold and p-value.
         """
         held = callable(getattr(y_true, "grouped_statistic", None))
         if not held and (y_true is None) != (y_prob is None):
@@ -487,7 +517,7 @@ default=None
         check_is_fitted(self)
         return self.result_
 
-    def plot(self, ax=None):
+    def plot(self, ax: Axes | None = None) -> CalibrationTestDisplay:
         """Draw the null distribution, the statistic, the threshold and the verdict.
 
         Needs matplotlib; see :class:`skcal.CalibrationTestDisplay`.
@@ -495,10 +525,12 @@ default=None
         Parameters
         ----------
         ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure when None.
 
         Returns
         -------
         display : CalibrationTestDisplay
+            The display, drawn.
         """
         check_is_fitted(self)
         from ..display import CalibrationTestDisplay
@@ -506,18 +538,28 @@ default=None
         return CalibrationTestDisplay.from_tester(self, ax=ax)
 
     @classmethod
-    def from_estimator(cls, estimator, X, y, *, sample_weight=None, **params):
+    def from_estimator(
+        cls,
+        estimator: BaseEstimator,
+        X: ArrayLike,
+        y: ArrayLike,
+        *,
+        sample_weight: ArrayLike | None = None,
+        **params: Any,
+    ) -> CalibrationTester:
         """A tester fitted on a classifier's ``predict_proba`` on ``(X, y)``.
 
         Parameters
         ----------
         estimator : fitted classifier with ``predict_proba``
+            The classifier whose probabilities are tested.
         X : array-like of shape (n_samples, n_features)
             Held-out features (not the training data: a test on the training
             data measures overfitting, not calibration).
         y : array-like of shape (n_samples,)
             Held-out labels.
         sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the held-out rows.
         **params
             Parameters of :class:`CalibrationTester`.
 

@@ -5,13 +5,19 @@ that share them (the utilities, the families, the multiclass measures and
 the recalibrator) import them without reaching for private names.
 """
 
+from __future__ import annotations
+
 import inspect
 import numbers
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._input import check_probability_matrix, top_label
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = [
     "Parametrized",
@@ -57,7 +63,7 @@ class Parametrized:
         signature = inspect.signature(cls.__init__)
         return [name for name in signature.parameters if name != "self"]
 
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Constructor arguments of this object.
 
         Parameters
@@ -69,15 +75,22 @@ class Parametrized:
         Returns
         -------
         params : dict
+            Parameter names mapped to their values.
         """
         return {name: getattr(self, name) for name in self._get_param_names()}
 
-    def set_params(self, **params):
+    def set_params(self, **params: Any) -> Self:
         """Set constructor arguments, then check them.
+
+        Parameters
+        ----------
+        **params : dict
+            Constructor arguments by name.
 
         Returns
         -------
-        self
+        self : object
+            This object, with the new arguments.
         """
         names = self._get_param_names()
         for key, value in params.items():

@@ -1,7 +1,12 @@
 """Families of utilities, and how the measures read their ``utility`` argument."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .._input import MAX_SIZE
 from ._engine import (
@@ -37,25 +42,30 @@ __all__ = [
 class FiniteFamily(Parametrized):
     """A finite set of utilities, possibly depending on the number of classes."""
 
-    def members(self, n_classes):
+    def members(self, n_classes: int) -> Sequence[Utility]:
         """The utilities of the family for ``n_classes`` classes, in a fixed order.
 
         Parameters
         ----------
         n_classes : int
+            Number of classes.
 
         Returns
         -------
         utilities : list of Utility
+            The members.
         """
         raise NotImplementedError
 
-    def evaluate(self, y_prob, y):
+    def evaluate(
+        self, y_prob: ArrayLike, y: ArrayLike
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Predicted and realised utility of every member, sharing one pass over ``y_prob``.
 
         Parameters
         ----------
         y_prob : array-like of shape (n_samples, n_classes)
+            Probability vectors, one per row.
         y : array-like of int, shape (n_samples,)
             Column of the observed class in each row.
 
@@ -64,6 +74,7 @@ class FiniteFamily(Parametrized):
         V : ndarray of shape (n_utilities, n_samples)
             Predicted utility of each member (rows, in ``members`` order).
         realised : ndarray of shape (n_utilities, n_samples)
+            Realised utility of each member on each row.
         """
         data = Predictions(*check_proba_and_labels(y_prob, y))
         utilities = self.members(data.n_classes)
@@ -100,7 +111,7 @@ class UtilityFamily(FiniteFamily):
     ([[0.75], [1.0]], [[0.0], [1.0]])
     """
 
-    def __init__(self, utilities):
+    def __init__(self, utilities: Sequence[Utility | FiniteFamily | str]) -> None:
         self.utilities = utilities
         self._validate_params()
 
@@ -120,7 +131,7 @@ class UtilityFamily(FiniteFamily):
             raise ValueError("UtilityFamily: utilities is empty.")
         return parts
 
-    def members(self, n_classes):
+    def members(self, n_classes: int) -> Sequence[Utility]:
         out = []
         for part in self._parts():
             out.extend(members(part, n_classes))
@@ -145,7 +156,7 @@ class ClassWiseFamily(FiniteFamily):
     [ClassWise(c=0), ClassWise(c=1), ClassWise(c=2)]
     """
 
-    def __init__(self, classes=None):
+    def __init__(self, classes: Sequence[int] | None = None) -> None:
         self.classes = classes
         self._validate_params()
 
@@ -153,7 +164,7 @@ class ClassWiseFamily(FiniteFamily):
         for c in () if self.classes is None else self.classes:
             ClassWise(c)  # raises for a bad column
 
-    def members(self, n_classes):
+    def members(self, n_classes: int) -> Sequence[Utility]:
         classes = range(n_classes) if self.classes is None else self.classes
         members = [ClassWise(c) for c in classes]
         for u in members:
@@ -176,7 +187,7 @@ class TopKFamily(FiniteFamily):
     [TopK(k=1), TopK(k=2), TopK(k=3)]
     """
 
-    def __init__(self, ks=None):
+    def __init__(self, ks: Sequence[int] | None = None) -> None:
         self.ks = ks
         self._validate_params()
 
@@ -184,7 +195,7 @@ class TopKFamily(FiniteFamily):
         for k in () if self.ks is None else self.ks:
             TopK(k)  # raises for a bad k
 
-    def members(self, n_classes):
+    def members(self, n_classes: int) -> Sequence[Utility]:
         ks = range(1, n_classes + 1) if self.ks is None else self.ks
         members = [TopK(k) for k in ks]
         for u in members:
@@ -198,16 +209,18 @@ class SampledFamily(Parametrized):
     Hegazy et al., Section 4.
     """
 
-    _utility = None  # the class of the members
+    _utility: Any = None  # the class of the members
 
-    def __init__(self, n_classes):
+    def __init__(self, n_classes: int) -> None:
         self.n_classes = n_classes
         self._validate_params()
 
     def _validate_params(self):
         check_int(self.n_classes, "n_classes", type(self).__name__, minimum=2)
 
-    def sample(self, n_utilities, random_state=None):
+    def sample(
+        self, n_utilities: int, random_state: int | np.random.RandomState | None = None
+    ) -> UtilityFamily:
         """Draw ``n_utilities`` members i.i.d. from the family's distribution.
 
         Parameters

@@ -2,9 +2,12 @@
 Dieuleveut, *Scalable Utility-Aware Multiclass Calibration*, Section 3 and
 Appendix C)."""
 
+from __future__ import annotations
+
 import numbers
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._engine import (
     Parametrized,
@@ -64,10 +67,10 @@ class Utility(Parametrized):
     (0.75, 0.5)
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         pass
 
-    def utility_matrix(self, y_prob):
+    def utility_matrix(self, y_prob: ArrayLike) -> NDArray[np.float64]:
         """The matrix ``U[i, j] = u(p_i, e_j)``.
 
         Parameters
@@ -78,12 +81,15 @@ class Utility(Parametrized):
         Returns
         -------
         U : ndarray of shape (n_samples, n_classes)
+            The utility of each outcome (column) for each row, in ``[-1, 1]``.
         """
         P = check_proba(y_prob)
         self._check_n_classes(P.shape[1])
         return self._checked_matrix(P)
 
-    def evaluate(self, y_prob, y):
+    def evaluate(
+        self, y_prob: ArrayLike, y: ArrayLike
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Predicted and realised utility of each row, in one vectorised pass.
 
         Parameters
@@ -215,7 +221,7 @@ class Linear(_PayoffUtility):
     (0.375, 0.5)
     """
 
-    def __init__(self, a):
+    def __init__(self, a: ArrayLike) -> None:
         self.a = a
         self._validate_params()
 
@@ -249,7 +255,7 @@ class ClassWise(_PayoffUtility):
     ([0.25, 0.8], [1.0, 0.0])
     """
 
-    def __init__(self, c):
+    def __init__(self, c: int) -> None:
         self.c = c
         self._validate_params()
 
@@ -328,7 +334,7 @@ class Rank(_RankUtility):
     (0.625, 0.0)
     """
 
-    def __init__(self, theta):
+    def __init__(self, theta: ArrayLike) -> None:
         self.theta = theta
         self._validate_params()
 
@@ -363,7 +369,7 @@ class TopK(_RankUtility):
     (0.75, 0.0)
     """
 
-    def __init__(self, k):
+    def __init__(self, k: int) -> None:
         self.k = k
         self._validate_params()
 
@@ -413,7 +419,7 @@ class DCG(_RankUtility):
     (0.8155, 0.6309)
     """
 
-    def __init__(self, gamma=1.0):
+    def __init__(self, gamma: float = 1.0) -> None:
         self.gamma = gamma
         self._validate_params()
 
@@ -485,7 +491,7 @@ class DecisionUtility(_BestAction):
     ([-0.5, -0.25], [-0.5, -0.0])
     """
 
-    def __init__(self, loss):
+    def __init__(self, loss: ArrayLike) -> None:
         self.loss = loss
         self._validate_params()
 
@@ -525,7 +531,7 @@ class GainMatrix(_BestAction):
     (0.5, 0.5)
     """
 
-    def __init__(self, R):
+    def __init__(self, R: ArrayLike) -> None:
         self.R = R
         self._validate_params()
 
@@ -557,7 +563,7 @@ class SimilarityUtility(Utility):
     (0.75, 0.75)
     """
 
-    def __init__(self, S):
+    def __init__(self, S: ArrayLike) -> None:
         self.S = S
         self._validate_params()
 
