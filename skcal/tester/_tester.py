@@ -606,6 +606,7 @@ default=None
                     seeds,
                     float(self.resampling_risk),
                     self.n_jobs,
+                    getattr(data, "q_bound", 1.0),
                 )
                 threshold = _resample_threshold(null, alpha, (alpha, 0.0))
                 p_value = (1 + np.count_nonzero(null >= statistic)) / (null.size + 1)
