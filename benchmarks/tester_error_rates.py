@@ -35,6 +35,9 @@ CalibrationTester) and also give the mean number of resamples drawn.
     python benchmarks/tester_error_rates.py --certificate-only # its B = 999 rows only
     python benchmarks/tester_error_rates.py --multiclass-only  # utility calibration
     python benchmarks/tester_error_rates.py --paired  # sequential vs fixed B = 999
+
+``--no-tail-bound`` runs smCE's sequential test without its early rejection
+on McDiarmid's bound (the rule of earlier versions), for before/after tables.
 """
 
 import argparse
@@ -266,7 +269,10 @@ def experiments(quick):
     return out
 
 
-def one_data_set(make, params, n, seed):
+def one_data_set(make, params, n, seed, tail_bound=True):
+    import skcal.tester._null
+
+    skcal.tester._null._TAIL_BOUND = tail_bound  # in this worker
     rng = np.random.default_rng(seed)
     y, p = make(rng, n)
     with warnings.catch_warnings():
@@ -311,6 +317,10 @@ def main():
     parser.add_argument(
         "--paired", action="store_true", help="sequential and fixed on the same data"
     )
+    parser.add_argument(
+        "--no-tail-bound", action="store_true",
+        help="smCE's sequential test without its early rejection on McDiarmid's bound",
+    )
     parser.add_argument("--n-jobs", type=int, default=-1)
     args = parser.parse_args()
     print(
@@ -344,7 +354,9 @@ def main():
         for n in sizes:
             t0 = time.perf_counter()
             runs = Parallel(n_jobs=args.n_jobs)(
-                delayed(one_data_set)(make, params, n, [index, n, r])
+                delayed(one_data_set)(
+                    make, params, n, [index, n, r], not args.no_tail_bound
+                )
                 for r in range(reps)
             )
             rate = float(np.mean([r[0] for r in runs]))
@@ -367,7 +379,10 @@ def main():
                 f"{time.perf_counter() - t0:>5.0f}s{draws:>7}{differ}",
                 flush=True,
             )
-    print(f"total {time.perf_counter() - start:.0f} s with n_jobs={args.n_jobs}")
+    print(
+        f"total {time.perf_counter() - start:.0f} s with n_jobs={args.n_jobs}"
+        + (" (no tail bound)" if args.no_tail_bound else "")
+    )
 
 
 if __name__ == "__main__":
