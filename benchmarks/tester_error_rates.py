@@ -35,6 +35,7 @@ CalibrationTester) and also give the mean number of resamples drawn.
     python benchmarks/tester_error_rates.py --certificate-only # its B = 999 rows only
     python benchmarks/tester_error_rates.py --multiclass-only  # utility calibration
     python benchmarks/tester_error_rates.py --paired  # sequential vs fixed B = 999
+    python benchmarks/tester_error_rates.py --tail-paired  # the same at n = 5000, 20000
 
 ``--no-tail-bound`` runs smCE's sequential test without its early rejection
 on McDiarmid's bound (the rule of earlier versions), for before/after tables.
@@ -166,6 +167,23 @@ def paired_experiments(quick):
         expect = "power" if index == 2 else "<= alpha"
         for params in (dict(measure="smce"), dict(measure="smce", resampling_risk=None)):
             out.append((make, params, sizes, reps, expect, 1000 + index))
+    return out
+
+
+def tail_paired_experiments(quick):
+    """The sequential smCE tester and the fixed one at larger n, same data.
+
+    Where smCE's early rejection on McDiarmid's bound acts (T above about
+    4.2 / sqrt(n)): shifts of 0.05 and 0.1 at n = 5000 and 20000, and
+    calibrated data as control; the last column counts differing decisions.
+    """
+    sizes = [5000, 20000]
+    reps = 100 if quick else 400
+    out = []
+    for index, make in enumerate((calibrated_uniform, shifted(0.05), shifted(0.1))):
+        expect = "power" if index else "<= alpha"
+        for params in (dict(measure="smce"), dict(measure="smce", resampling_risk=None)):
+            out.append((make, params, sizes, reps, expect, 2000 + index))
     return out
 
 
@@ -318,6 +336,10 @@ def main():
         "--paired", action="store_true", help="sequential and fixed on the same data"
     )
     parser.add_argument(
+        "--tail-paired", action="store_true",
+        help="sequential and fixed smCE at n = 5000 and 20000, same data",
+    )
+    parser.add_argument(
         "--no-tail-bound", action="store_true",
         help="smCE's sequential test without its early rejection on McDiarmid's bound",
     )
@@ -332,7 +354,7 @@ def main():
         f"{'tester':<32}{'data':<38}{'n':>6}{'runs':>6}"
         f"{'% no':>8}{'+-2se':>7}{'min_eps':>9}{'min_meas':>9}  {'expect':<24}"
         f"{'time':>6}{'draws':>7}"
-        + (f"{'differ':>8}" if args.paired else "")
+        + (f"{'differ':>8}" if args.paired or args.tail_paired else "")
     )
     print(header)
     start = time.perf_counter()
@@ -346,6 +368,8 @@ def main():
         chosen = multiclass_experiments(args.quick)
     elif args.paired:
         chosen = paired_experiments(args.quick)
+    elif args.tail_paired:
+        chosen = tail_paired_experiments(args.quick)
     else:
         chosen = experiments(args.quick)
     previous = {}

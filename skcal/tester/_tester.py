@@ -409,7 +409,7 @@ class CalibrationTester(BaseEstimator):
     >>> y_shifted = rng.uniform(size=2000) < np.clip(p + 0.1, 0, 1)
     >>> result = tester.decide(y_shifted, p)
     >>> result.calibrated, result.n_resamples
-    (False, 194)
+    (False, 20)
 
     A measure object with its options:
 
