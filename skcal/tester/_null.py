@@ -337,9 +337,11 @@ def _smce_tail_bound(statistic, n_eff):
     (Doob's L2 inequality; ``E S_n^2 = sum w_i^2 p_i (1 - p_i) <= 1 / (4 N)``).
     Changing one ``y*_i`` moves every test function's sum by at most ``w_i``,
     so ``P(T* >= E T* + t) <= exp(-2 N t^2)`` (McDiarmid). Returns 1.0 when
-    the statistic is not above the mean's bound.
+    the statistic is not above the mean's bound. The statistic is first
+    lowered by a relative 1e-9, far more than the rounding of the computed
+    smCE values (``statistic`` and the draws it is compared with).
     """
-    excess = statistic - 2.0 / math.sqrt(n_eff)
+    excess = statistic * (1.0 - 1e-9) - 2.0 / math.sqrt(n_eff)
     if not excess > 0.0:
         return 1.0
     return math.exp(-2.0 * n_eff * excess * excess)
