@@ -35,6 +35,10 @@ CalibrationTester) and also give the mean number of resamples drawn.
     python benchmarks/tester_error_rates.py --certificate-only # its B = 999 rows only
     python benchmarks/tester_error_rates.py --multiclass-only  # utility calibration
     python benchmarks/tester_error_rates.py --paired  # sequential vs fixed B = 999
+    python benchmarks/tester_error_rates.py --tail-paired  # with/without the tail bound
+
+``--no-tail-bound`` runs smCE's sequential test without its early rejection
+on McDiarmid's bound (the rule of earlier versions), for before/after tables.
 """
 
 import argparse
@@ -166,6 +170,28 @@ def paired_experiments(quick):
     return out
 
 
+def tail_paired_experiments(quick):
+    """The sequential smCE tester with and without its tail bound, same data.
+
+    Where smCE's early rejection on McDiarmid's bound acts (T above about
+    4.2 / sqrt(n)): shifts of 0.05 and 0.1 at n = 5000 and 20000, and
+    calibrated data as control. Each pair of rows shares its data sets and
+    random states (the second row is the rule alone, as in earlier
+    versions); the last column counts differing decisions. Then the fixed
+    test (B = 999) on calibrated data, paired with the default tester.
+    """
+    sizes = [5000, 20000]
+    reps = 100 if quick else 400
+    out = []
+    for index, make in enumerate((calibrated_uniform, shifted(0.05), shifted(0.1))):
+        expect = "power" if index else "<= alpha"
+        for params in (dict(measure="smce"), dict(measure="smce", tail_bound=False)):
+            out.append((make, params, sizes, reps, expect, 2000 + index))
+    fixed = dict(measure="smce", resampling_risk=None)
+    out.append((calibrated_uniform, fixed, sizes, reps, "<= alpha", 2000))
+    return out
+
+
 def tolerant_experiments(quick):
     """Tolerant testers (tolerance 0.02): null boundary, power, certified epsilon.
 
@@ -266,7 +292,12 @@ def experiments(quick):
     return out
 
 
-def one_data_set(make, params, n, seed):
+def one_data_set(make, params, n, seed, tail_bound=True):
+    import skcal.tester._null
+
+    params = dict(params)
+    # in this worker
+    skcal.tester._null._TAIL_BOUND = params.pop("tail_bound", tail_bound)
     rng = np.random.default_rng(seed)
     y, p = make(rng, n)
     with warnings.catch_warnings():
@@ -295,6 +326,8 @@ def describe(params):
         parts.append(f"fixed B={params['n_resamples']}")
     if params.get("tolerance"):
         parts.append(f"tol={params['tolerance']:g}")
+    if params.get("tail_bound") is False:
+        parts.append("no tail bound")
     return ", ".join(parts)
 
 
@@ -311,6 +344,14 @@ def main():
     parser.add_argument(
         "--paired", action="store_true", help="sequential and fixed on the same data"
     )
+    parser.add_argument(
+        "--tail-paired", action="store_true",
+        help="sequential and fixed smCE at n = 5000 and 20000, same data",
+    )
+    parser.add_argument(
+        "--no-tail-bound", action="store_true",
+        help="smCE's sequential test without its early rejection on McDiarmid's bound",
+    )
     parser.add_argument("--n-jobs", type=int, default=-1)
     args = parser.parse_args()
     print(
@@ -322,7 +363,7 @@ def main():
         f"{'tester':<32}{'data':<38}{'n':>6}{'runs':>6}"
         f"{'% no':>8}{'+-2se':>7}{'min_eps':>9}{'min_meas':>9}  {'expect':<24}"
         f"{'time':>6}{'draws':>7}"
-        + (f"{'differ':>8}" if args.paired else "")
+        + (f"{'differ':>8}" if args.paired or args.tail_paired else "")
     )
     print(header)
     start = time.perf_counter()
@@ -336,6 +377,8 @@ def main():
         chosen = multiclass_experiments(args.quick)
     elif args.paired:
         chosen = paired_experiments(args.quick)
+    elif args.tail_paired:
+        chosen = tail_paired_experiments(args.quick)
     else:
         chosen = experiments(args.quick)
     previous = {}
@@ -344,7 +387,9 @@ def main():
         for n in sizes:
             t0 = time.perf_counter()
             runs = Parallel(n_jobs=args.n_jobs)(
-                delayed(one_data_set)(make, params, n, [index, n, r])
+                delayed(one_data_set)(
+                    make, params, n, [index, n, r], not args.no_tail_bound
+                )
                 for r in range(reps)
             )
             rate = float(np.mean([r[0] for r in runs]))
@@ -367,7 +412,10 @@ def main():
                 f"{time.perf_counter() - t0:>5.0f}s{draws:>7}{differ}",
                 flush=True,
             )
-    print(f"total {time.perf_counter() - start:.0f} s with n_jobs={args.n_jobs}")
+    print(
+        f"total {time.perf_counter() - start:.0f} s with n_jobs={args.n_jobs}"
+        + (" (no tail bound)" if args.no_tail_bound else "")
+    )
 
 
 if __name__ == "__main__":

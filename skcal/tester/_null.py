@@ -33,6 +33,9 @@ _THEOREMS = {
 # uniforms to the kernel (benchmarks/bench_tester.py turns this off to time
 # the generic path of earlier versions)
 _BERNOULLI_DRAWS = True
+# smCE's sequential test may reject on McDiarmid's bound before its draws
+# settle (benchmarks/bench_tester.py turns this off to time the rule alone)
+_TAIL_BOUND = True
 
 
 def _registry():
@@ -233,6 +236,12 @@ class _BinaryData:
         }
         held = HeldStatistic(G, canonical=True)
         self.statistic = _as_value(measure._function(held, None, **options))
+        # a bound on the ideal p-value, from the statistic alone (smCE only)
+        self.q_bound = (
+            _smce_tail_bound(self.statistic, self.n_eff)
+            if _TAIL_BOUND and type(measure)._spec is SmoothCalibrationError._spec
+            else 1.0
+        )
 
     def draw(self, seed):
         rng = np.random.default_rng(seed)
@@ -316,6 +325,28 @@ class _UtilityData:
 
 # -- Monte Carlo ---------------------------------------------------------------
 
+
+def _smce_tail_bound(statistic, n_eff):
+    """An upper bound on ``q = P(T* >= statistic | predictions)`` for smCE.
+
+    ``T*`` is smCE of ``y* ~ Bernoulli(p)`` (independent rows, normalised
+    weights ``w_i``, ``sum w_i^2 = 1 / N`` with ``N = n_eff``). Its mean is at
+    most ``2 / sqrt(N)``: by Abel summation smCE is at most twice the largest
+    ``|S_k|``, ``S_k`` the partial sums of ``w_i (y*_i - p_i)`` in the order of
+    ``p``, a martingale, so ``E max_k |S_k| <= 2 sqrt(E S_n^2) <= 1 / sqrt(N)``
+    (Doob's L2 inequality; ``E S_n^2 = sum w_i^2 p_i (1 - p_i) <= 1 / (4 N)``).
+    Changing one ``y*_i`` moves every test function's sum by at most ``w_i``,
+    so ``P(T* >= E T* + t) <= exp(-2 N t^2)`` (McDiarmid). Returns 1.0 when
+    the statistic is not above the mean's bound. The statistic is first
+    lowered by a relative 1e-9, far more than the rounding of the computed
+    smCE values (``statistic`` and the draws it is compared with).
+    """
+    excess = statistic * (1.0 - 1e-9) - 2.0 / math.sqrt(n_eff)
+    if not excess > 0.0:
+        return 1.0
+    return math.exp(-2.0 * n_eff * excess * excess)
+
+
 # Checkpoints of the sequential test: the first after this many draws, then
 # each about this factor later.
 _FIRST_CHECK = 20
@@ -366,12 +397,14 @@ def _can_reject(max_draws, alpha, risk):
     return (1 - alpha) ** max_draws <= risk / len(_checkpoints(max_draws))
 
 
-def _sequential_test(draw, statistic, alpha, seeds, risk, n_jobs):
+def _sequential_test(draw, statistic, alpha, seeds, risk, n_jobs, q_bound=1.0):
     """Sequential Monte Carlo test of ``p <= alpha``; see CalibrationTester Notes.
 
-    Returns the sorted null draws and the decision: True (reject), False
-    (accept) or None (undecided after all draws; the tester then takes the
-    fixed test's decision on them).
+    ``q_bound`` is an upper bound on the ideal p-value ``q`` known without
+    drawing (``_smce_tail_bound``); at most ``risk / J`` (``J`` looks) it
+    rejects at the first look. Returns the sorted null draws and the
+    decision: True (reject), False (accept) or None (undecided after all
+    draws; the tester then takes the fixed test's decision on them).
     """
     checkpoints = _checkpoints(len(seeds))
     delta = risk / len(checkpoints)
@@ -380,6 +413,8 @@ def _sequential_test(draw, statistic, alpha, seeds, risk, n_jobs):
         parts.append(_draw_all(draw, seeds[done:n], n_jobs))
         done = n
         null = np.concatenate(parts)
+        if q_bound <= delta:
+            return np.sort(null), True
         exceed = int(np.count_nonzero(null >= statistic))
         if binom.cdf(exceed, n, alpha) <= delta:
             return np.sort(null), True
@@ -398,6 +433,20 @@ def _rejection_counts(max_draws, alpha, risk):
         passing = counts[binom.cdf(counts, n, alpha) <= delta]
         out.append((n, int(passing[-1]) if passing.size else -1))
     return out
+
+
+def _bound_rejection_excess(max_draws, alpha, risk):
+    """What rejections by ``q_bound <= d`` can add to the fixed test's level.
+
+    Such a rejection needs ``q <= d`` (``d = risk / J``), which has
+    probability at most ``d`` under calibration (``q`` is the ideal test's
+    p-value); given it, the fixed test fails to reject only if ``S_J >= k``,
+    with probability at most ``P(Binomial(B, d) >= k)`` (it grows with
+    ``q``). The product bounds the excess: at most ``d <= risk``.
+    """
+    k = math.floor(alpha * (max_draws + 1) + 1e-9)
+    delta = risk / len(_checkpoints(max_draws))
+    return float(delta * binom.sf(k - 1, max_draws, delta))
 
 
 def _early_rejection_excess(max_draws, alpha, risk, grid=2000):

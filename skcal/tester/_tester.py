@@ -246,6 +246,30 @@ class CalibrationTester(BaseEstimator):
     ``resampling_risk=None`` gives the fixed test. Data
     far from the null stop after about ``ln(J / r) / a`` draws (about 190
     at the defaults), calibrated data typically after 20 to 50.
+
+    *smCE: rejection on a tail bound.* For "smce" a bound on ``q`` known
+    before any draw also stops the test: with normalised weights
+    (``sum w_i^2 = 1 / N``), ``E T* <= 2 / sqrt(N)`` (by Abel summation
+    smCE is at most twice the largest ``|S_k|``, ``S_k`` the partial sums
+    of ``w_i (y*_i - p_i)`` in the order of ``p``, a martingale, and
+    Doob's L2 inequality gives ``E max |S_k| <= 2 sqrt(E S_n^2) <=
+    1 / sqrt(N)``), and one ``y*_i`` moves ``T*`` by at most ``w_i``, so
+    ``q <= U = exp(-2 N (T - 2 / sqrt(N))^2)`` for ``T > 2 / sqrt(N)``
+    (McDiarmid). The test rejects at its first look (``n_1`` draws, for
+    ``null_statistics_`` and ``threshold_``) if ``U <= d``. Then
+    ``q <= d < a``, so it agrees with the ideal test: the resampling risk
+    is unchanged. It adds to the fixed test's level only where the fixed
+    test would not reject (``S_J >= k``): ``P(q <= d) <= d`` under
+    calibration (``q`` is the ideal test's p-value), and given ``q <= d``
+    this has probability at most ``P(Binomial(B, d) >= k)``, so
+
+        P(false "not calibrated") <= a + eta + d P(Binomial(B, d) >= k),
+
+    the last term 5e-134 at the defaults (``_bound_rejection_excess``; at
+    most ``d <= r`` always). ``T`` must be at least about ``4.2 / sqrt(N)``
+    at the defaults (0.0042 at ``N = 10**6``, where a shift of the outcome
+    probability by 0.02 gives ``T`` about 0.021): far miscalibration at
+    large ``n`` is rejected after 20 draws instead of about 190.
     ``p_value_`` is ``(1 + S) / (1 + n)`` over the ``n`` draws made, an
     estimate of ``q``; ``threshold_`` is the Monte Carlo quantile over
     them, for reference: the decision is the sequential rule's.
@@ -398,7 +422,7 @@ class CalibrationTester(BaseEstimator):
     >>> y_shifted = rng.uniform(size=2000) < np.clip(p + 0.1, 0, 1)
     >>> result = tester.decide(y_shifted, p)
     >>> result.calibrated, result.n_resamples
-    (False, 194)
+    (False, 20)
 
     A measure object with its options:
 
@@ -648,6 +672,7 @@ default=None
                     seeds,
                     float(self.resampling_risk),
                     self.n_jobs,
+                    getattr(data, "q_bound", 1.0),
                 )
                 threshold = _resample_threshold(null, alpha, (alpha, 0.0))
                 p_value = (1 + np.count_nonzero(null >= statistic)) / (null.size + 1)
