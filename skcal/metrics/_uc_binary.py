@@ -7,15 +7,16 @@ Example 3.4), so each member is measured exactly as
 :func:`skcal.cutoff_calibration_error` measures binary data: the grouped
 statistic of ``(event, v)`` and the cutoff core, and the number is that
 measure's, bit for bit. With equal weights the statistic comes from two
-value sorts (``np.sort`` of the rows with and without the event, a SIMD sort)
-and a linear merge; with unequal weights from the radix grouping that
+value sorts (one LSD radix sort of the values' bits with the event as their
+top bit, which leaves the two sorted runs side by side) and a linear merge;
+with unequal weights from the radix grouping that
 carries the weights (``skcal._grouped.group``).
 
 What the members of a family share is computed once: for the top-K members
-the rows of ``y_prob`` are sorted in chunks of rows into one matrix of the
-``k``-th largest probabilities, column by column, and ``v_K`` is a running
-sum of its rows, which is ``np.cumsum`` of the sorted rows bit for bit; the
-rank of the observed class comes out of the same chunks. Class-wise members
+the rows of ``y_prob`` are sorted in chunks of rows and summed from the
+largest entry down (``np.cumsum``) into one matrix whose rows are the
+``v_K`` wanted; the rank of the observed class takes one read of
+``y_prob``. Class-wise members
 read their columns in blocks.
 """
 
@@ -23,7 +24,12 @@ import numpy as np
 
 from .._grouped import group
 from .._input import canonical_weights
-from .._kernels._members import cutoff_two_sorted, cutoff_unit, split_by_event
+from .._kernels._members import (
+    cutoff_two_sorted,
+    cutoff_unit,
+    rank_of_label,
+    split_by_event,
+)
 from ..utilities import ClassWise, TopClass, TopK
 from ._cutoff import cutoff_core
 
@@ -81,31 +87,27 @@ class _Cutoff:
         return result
 
 
-def _sorted_columns_and_rank(P, y, n_top):
-    """The ``n_top`` largest probabilities of each row, as rows, and rank(p, y).
+def _top_k_sums_and_rank(P, y, ks):
+    """The sums of the ``k`` largest probabilities of each row, as rows, and rank(p, y).
 
-    Returns ``S`` of shape ``(n_top, n)``, ``S[k - 1, i]`` the ``k``-th
-    largest entry of row ``i``, and the rank of the observed class
-    (``1 + #{j: p_j > p_y} + #{j < y: p_j = p_y}``), computed over chunks
-    of rows so that no temporary has the size of ``P``.
+    Returns ``V`` of shape ``(len(ks), n)``, ``V[j, i]`` the sum of the
+    ``ks[j]`` largest entries of row ``i`` (``np.cumsum`` of the row sorted
+    in decreasing order, bit for bit: the sum runs from the largest entry
+    down), and the rank of the observed class (``1 + #{j: p_j > p_y} +
+    #{j < y: p_j = p_y}``, one read of ``P``). The rows are sorted in chunks,
+    so that no temporary has the size of ``P``.
     """
-    n, C = P.shape
-    S = np.empty((n_top, n))
+    n = P.shape[0]
+    ks = np.asarray(ks, dtype=np.intp)
+    n_top = int(ks.max())
+    V = np.empty((ks.shape[0], n))
     rank = np.empty(n, dtype=np.intp)
-    columns = np.arange(C)
+    rank_of_label(np.ascontiguousarray(P), np.ascontiguousarray(y, dtype=np.intp), rank)
     for lo in range(0, n, _ROW_CHUNK):
-        chunk = P[lo : lo + _ROW_CHUNK]
-        rows = np.arange(chunk.shape[0])
-        yc = y[lo : lo + _ROW_CHUNK]
-        p_y = chunk[rows, yc][:, None]
-        rank[lo : lo + _ROW_CHUNK] = (
-            1
-            + np.count_nonzero(chunk > p_y, axis=1)
-            + np.count_nonzero((chunk == p_y) & (columns[None, :] < yc[:, None]), axis=1)
-        )
-        ordered = np.sort(chunk, axis=1)
-        S[:, lo : lo + _ROW_CHUNK] = ordered[:, ::-1][:, :n_top].T
-    return S, rank
+        ordered = np.sort(P[lo : lo + _ROW_CHUNK], axis=1)
+        sums = np.cumsum(ordered[:, ::-1][:, :n_top], axis=1)
+        V[:, lo : lo + _ROW_CHUNK] = sums[:, ks - 1].T
+    return V, rank
 
 
 def _columns(P, columns):
@@ -154,17 +156,13 @@ def binary_member_errors(utilities, data, w):
 
     top_k = [(i, u._top(C)) for i, u in enumerate(utilities) if type(u) is TopK]
     if top_k:
-        n_top = max(k for _, k in top_k)
-        S, rank = _sorted_columns_and_rank(P, y, n_top)
         wanted = {}
         for i, k in top_k:
             wanted.setdefault(k, []).append(i)
-        v = np.zeros(data.n_samples)
-        for k in range(1, n_top + 1):
-            # v_k = v_{k-1} + S[k - 1]: np.cumsum of the sorted rows, bit for bit
-            v = S[0].copy() if k == 1 else np.add(v, S[k - 1], out=v)
-            if k in wanted:
-                result = cutoff(v, rank <= k)
-                for i in wanted[k]:
-                    put(i, result)
+        ks = sorted(wanted)
+        V, rank = _top_k_sums_and_rank(P, y, ks)
+        for k, v in zip(ks, V):
+            result = cutoff(v, rank <= k)
+            for i in wanted[k]:
+                put(i, result)
     return value, lower, upper, sign
