@@ -13,10 +13,10 @@ with unequal weights from the radix grouping that
 carries the weights (``skcal._grouped.group``).
 
 What the members of a family share is computed once: for the top-K members
-the rows of ``y_prob`` are sorted in chunks of rows and summed from the
-largest entry down (``np.cumsum``) into one matrix whose rows are the
-``v_K`` wanted; the rank of the observed class takes one read of
-``y_prob``. Class-wise members
+the rows of ``y_prob`` are sorted in chunks of rows into one matrix of the
+``k``-th largest probabilities, column by column, and ``v_K`` is a running
+sum of its rows, which is ``np.cumsum`` of the sorted rows bit for bit; the
+rank of the observed class takes one read of ``y_prob``. Class-wise members
 read their columns in blocks.
 """
 
@@ -87,27 +87,22 @@ class _Cutoff:
         return result
 
 
-def _top_k_sums_and_rank(P, y, ks):
-    """The sums of the ``k`` largest probabilities of each row, as rows, and rank(p, y).
+def _sorted_columns_and_rank(P, y, n_top):
+    """The ``n_top`` largest probabilities of each row, as rows, and rank(p, y).
 
-    Returns ``V`` of shape ``(len(ks), n)``, ``V[j, i]`` the sum of the
-    ``ks[j]`` largest entries of row ``i`` (``np.cumsum`` of the row sorted
-    in decreasing order, bit for bit: the sum runs from the largest entry
-    down), and the rank of the observed class (``1 + #{j: p_j > p_y} +
-    #{j < y: p_j = p_y}``, one read of ``P``). The rows are sorted in chunks,
-    so that no temporary has the size of ``P``.
+    Returns ``S`` of shape ``(n_top, n)``, ``S[k - 1, i]`` the ``k``-th
+    largest entry of row ``i``, computed over chunks of rows so that no
+    temporary has the size of ``P``, and the rank of the observed class
+    (``1 + #{j: p_j > p_y} + #{j < y: p_j = p_y}``) in one read of ``P``.
     """
     n = P.shape[0]
-    ks = np.asarray(ks, dtype=np.intp)
-    n_top = int(ks.max())
-    V = np.empty((ks.shape[0], n))
+    S = np.empty((n_top, n))
     rank = np.empty(n, dtype=np.intp)
     rank_of_label(np.ascontiguousarray(P), np.ascontiguousarray(y, dtype=np.intp), rank)
     for lo in range(0, n, _ROW_CHUNK):
         ordered = np.sort(P[lo : lo + _ROW_CHUNK], axis=1)
-        sums = np.cumsum(ordered[:, ::-1][:, :n_top], axis=1)
-        V[:, lo : lo + _ROW_CHUNK] = sums[:, ks - 1].T
-    return V, rank
+        S[:, lo : lo + _ROW_CHUNK] = ordered[:, ::-1][:, :n_top].T
+    return S, rank
 
 
 def _columns(P, columns):
@@ -156,13 +151,17 @@ def binary_member_errors(utilities, data, w):
 
     top_k = [(i, u._top(C)) for i, u in enumerate(utilities) if type(u) is TopK]
     if top_k:
+        n_top = max(k for _, k in top_k)
+        S, rank = _sorted_columns_and_rank(P, y, n_top)
         wanted = {}
         for i, k in top_k:
             wanted.setdefault(k, []).append(i)
-        ks = sorted(wanted)
-        V, rank = _top_k_sums_and_rank(P, y, ks)
-        for k, v in zip(ks, V):
-            result = cutoff(v, rank <= k)
-            for i in wanted[k]:
-                put(i, result)
+        v = np.zeros(data.n_samples)
+        for k in range(1, n_top + 1):
+            # v_k = v_{k-1} + S[k - 1]: np.cumsum of the sorted rows, bit for bit
+            v = S[0].copy() if k == 1 else np.add(v, S[k - 1], out=v)
+            if k in wanted:
+                result = cutoff(v, rank <= k)
+                for i in wanted[k]:
+                    put(i, result)
     return value, lower, upper, sign
