@@ -20,8 +20,8 @@ exceeds ``--budget`` seconds is skipped and printed as "skipped".
     python benchmarks/perf_table.py --sizes 1e4 1e5 1e6 1e7
     python benchmarks/perf_table.py --sizes 1e4 1e5 1e6 1e7 1e8 --budget 120
     # 10^8 for some measures only, without the peers
-    python benchmarks/perf_table.py --sizes 1e4 1e5 1e6 1e7 1e8 --no-peers \
-        --measures "binned ECE" SCDL smCE cutoff
+    python benchmarks/perf_table.py --sizes 1e4 1e5 1e6 1e7 1e8 --no-peers --no-memory \
+        --repeat 1 --measures "binned ECE" SCDL smCE cutoff
 """
 
 import argparse
@@ -157,6 +157,8 @@ def main():
                         choices=[label for label, _, _ in MEASURES],
                         help="time these measures only (default: all)")
     parser.add_argument("--no-peers", action="store_true", help="skcal and numpy only")
+    parser.add_argument("--no-memory", action="store_true",
+                        help="skip the tracemalloc call (one call less per cell)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes]
     measures = [m for m in MEASURES if args.measures is None or m[0] in args.measures]
@@ -204,7 +206,8 @@ def main():
                 continue
             try:
                 results[(who, n)] = timed(call, args.repeat)
-                memory[(who, n)] = peak_bytes(call) / n
+                if not args.no_memory:
+                    memory[(who, n)] = peak_bytes(call) / n
             except Exception as exc:  # a peer that fails is reported, not fatal
                 results[(who, n)] = None
                 memory[(who, n)] = f"failed: {type(exc).__name__}"
