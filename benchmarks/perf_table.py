@@ -19,6 +19,9 @@ exceeds ``--budget`` seconds is skipped and printed as "skipped".
 
     python benchmarks/perf_table.py --sizes 1e4 1e5 1e6 1e7
     python benchmarks/perf_table.py --sizes 1e4 1e5 1e6 1e7 1e8 --budget 120
+    # 10^8 for some measures only, without the peers
+    python benchmarks/perf_table.py --sizes 1e4 1e5 1e6 1e7 1e8 --no-peers --no-memory \
+        --repeat 1 --measures "binned ECE" SCDL smCE cutoff
 """
 
 import argparse
@@ -150,9 +153,19 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--budget", type=float, default=60.0,
                         help="skip a call predicted to take longer (CPU seconds)")
+    parser.add_argument("--measures", nargs="+", default=None,
+                        choices=[label for label, _, _ in MEASURES],
+                        help="time these measures only (default: all)")
+    parser.add_argument("--no-peers", action="store_true", help="skcal and numpy only")
+    parser.add_argument("--no-memory", action="store_true",
+                        help="skip the tracemalloc call (one call less per cell)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes]
-    peer_map, missing = peers()
+    measures = [m for m in MEASURES if args.measures is None or m[0] in args.measures]
+    if args.no_peers:
+        peer_map, missing = {label: [] for label, _, _ in MEASURES}, []
+    else:
+        peer_map, missing = peers()
 
     print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; skcal "
           f"{skcal.__version__}, numpy {np.__version__}, Python {platform.python_version()}")
@@ -174,7 +187,7 @@ def main():
             lambda b=bins, w=w: np.bincount(b, weights=w, minlength=1024), args.repeat
         )
         calls = []
-        for label, name, _ in MEASURES:
+        for label, name, _ in measures:
             func = getattr(skcal, name)
             calls.append((f"skcal {label}", lambda f=func, y=y, p=p: f(y, p)))
             for peer, pf in peer_map[label]:
@@ -193,7 +206,8 @@ def main():
                 continue
             try:
                 results[(who, n)] = timed(call, args.repeat)
-                memory[(who, n)] = peak_bytes(call) / n
+                if not args.no_memory:
+                    memory[(who, n)] = peak_bytes(call) / n
             except Exception as exc:  # a peer that fails is reported, not fatal
                 results[(who, n)] = None
                 memory[(who, n)] = f"failed: {type(exc).__name__}"
@@ -204,7 +218,7 @@ def main():
     head = " | ".join(f"n = {n:.0e}" for n in sizes)
     print(f"\n| measure | who | {head} | growth exponent | peak B/row |")
     print("|---|---|" + "---|" * len(sizes) + "---|---|")
-    for label, _, yard in MEASURES:
+    for label, _, yard in measures:
         whos = [f"skcal {label}"] + [peer for peer, _ in peer_map[label]]
         for who in whos:
             cells = []
@@ -229,6 +243,7 @@ def main():
     cells = " | ".join(f"{base[('bincount', n)] * 1e3:.3g} ms" for n in sizes)
     print(f"| (baseline) | weighted np.bincount | {cells} | "
           f"{slope(sizes, [base[('bincount', n)] for n in sizes]):.2f} | - |")
+    print(f"\n# load average at the end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -15,3 +15,8 @@ def cutoff_unit(
     event: NDArray[np.uint8],
     work: NDArray[np.uint64],
 ) -> tuple[float, float, float, int] | None: ...
+def rank_of_label(
+    P: NDArray[np.float64],
+    y: NDArray[np.intp],
+    out: NDArray[np.intp],
+) -> None: ...

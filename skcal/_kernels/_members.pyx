@@ -3,7 +3,7 @@
 # one LSD radix sort of 8-byte keys (the value's bits with the outcome in bit
 # 62, so the sort leaves the two sorted runs side by side) and one pass that
 # merges the runs, groups equal values and takes the worst interval, without
-# writing the grouped statistic.
+# writing the grouped statistic; and the rank of the observed class.
 # Every kernel checks its argument shapes at entry (O(1)).
 
 from libc.stdint cimport uint64_t
@@ -203,3 +203,28 @@ def cutoff_unit(
     if bad:
         return None
     return _cutoff_runs(<double*> src, n0, (<double*> src) + n0, n - n0)
+
+
+def rank_of_label(
+    const double[:, ::1] P,             # IN  (n, C) probabilities
+    const Py_ssize_t[::1] y,            # IN  (n,) observed columns in [0, C)
+    Py_ssize_t[::1] out,                # OUT (n,) rank(p, y), from 1
+):
+    """``1 + #{j: p_j > p_y} + #{j < y: p_j = p_y}`` of each row, in one read of ``P``."""
+    cdef Py_ssize_t n = P.shape[0], C = P.shape[1]
+    cdef Py_ssize_t i, j, r, yi
+    cdef double py
+    _need(y.shape[0] == n and out.shape[0] == n, "P, y and out must have n rows")
+    for i in range(n):
+        yi = y[i]
+        _need(0 <= yi < C, "y must be in [0, n_classes)")
+    with nogil:
+        for i in range(n):
+            yi = y[i]
+            py = P[i, yi]
+            r = 1
+            for j in range(yi):
+                r += P[i, j] >= py
+            for j in range(yi + 1, C):
+                r += P[i, j] > py
+            out[i] = r

@@ -7,15 +7,16 @@ Example 3.4), so each member is measured exactly as
 :func:`skcal.cutoff_calibration_error` measures binary data: the grouped
 statistic of ``(event, v)`` and the cutoff core, and the number is that
 measure's, bit for bit. With equal weights the statistic comes from two
-value sorts (``np.sort`` of the rows with and without the event, a SIMD sort)
-and a linear merge; with unequal weights from the radix grouping that
+value sorts (one LSD radix sort of the values' bits with the event as their
+top bit, which leaves the two sorted runs side by side) and a linear merge;
+with unequal weights from the radix grouping that
 carries the weights (``skcal._grouped.group``).
 
 What the members of a family share is computed once: for the top-K members
 the rows of ``y_prob`` are sorted in chunks of rows into one matrix of the
 ``k``-th largest probabilities, column by column, and ``v_K`` is a running
 sum of its rows, which is ``np.cumsum`` of the sorted rows bit for bit; the
-rank of the observed class comes out of the same chunks. Class-wise members
+rank of the observed class takes one read of ``y_prob``. Class-wise members
 read their columns in blocks.
 """
 
@@ -23,7 +24,12 @@ import numpy as np
 
 from .._grouped import group
 from .._input import canonical_weights
-from .._kernels._members import cutoff_two_sorted, cutoff_unit, split_by_event
+from .._kernels._members import (
+    cutoff_two_sorted,
+    cutoff_unit,
+    rank_of_label,
+    split_by_event,
+)
 from ..utilities import ClassWise, TopClass, TopK
 from ._cutoff import cutoff_core
 
@@ -85,25 +91,16 @@ def _sorted_columns_and_rank(P, y, n_top):
     """The ``n_top`` largest probabilities of each row, as rows, and rank(p, y).
 
     Returns ``S`` of shape ``(n_top, n)``, ``S[k - 1, i]`` the ``k``-th
-    largest entry of row ``i``, and the rank of the observed class
-    (``1 + #{j: p_j > p_y} + #{j < y: p_j = p_y}``), computed over chunks
-    of rows so that no temporary has the size of ``P``.
+    largest entry of row ``i``, computed over chunks of rows so that no
+    temporary has the size of ``P``, and the rank of the observed class
+    (``1 + #{j: p_j > p_y} + #{j < y: p_j = p_y}``) in one read of ``P``.
     """
-    n, C = P.shape
+    n = P.shape[0]
     S = np.empty((n_top, n))
     rank = np.empty(n, dtype=np.intp)
-    columns = np.arange(C)
+    rank_of_label(np.ascontiguousarray(P), np.ascontiguousarray(y, dtype=np.intp), rank)
     for lo in range(0, n, _ROW_CHUNK):
-        chunk = P[lo : lo + _ROW_CHUNK]
-        rows = np.arange(chunk.shape[0])
-        yc = y[lo : lo + _ROW_CHUNK]
-        p_y = chunk[rows, yc][:, None]
-        rank[lo : lo + _ROW_CHUNK] = (
-            1
-            + np.count_nonzero(chunk > p_y, axis=1)
-            + np.count_nonzero((chunk == p_y) & (columns[None, :] < yc[:, None]), axis=1)
-        )
-        ordered = np.sort(chunk, axis=1)
+        ordered = np.sort(P[lo : lo + _ROW_CHUNK], axis=1)
         S[:, lo : lo + _ROW_CHUNK] = ordered[:, ::-1][:, :n_top].T
     return S, rank
 
