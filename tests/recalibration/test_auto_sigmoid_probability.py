@@ -50,7 +50,9 @@ def _predict_reference(scores, P):
         a, b = scores[0][:2]
         q = 1 / (1 + np.exp(-(a * P[:, 1] + b)))
         return np.column_stack([1 - q, q])
-    Q = np.column_stack([1 / (1 + np.exp(-(a * P[:, k] + b))) for k, (a, b, *_) in enumerate(scores)])
+    Q = np.column_stack([
+        1 / (1 + np.exp(-(a * P[:, k] + b))) for k, (a, b, *_) in enumerate(scores)
+    ])
     return Q / Q.sum(axis=1, keepdims=True)
 
 
