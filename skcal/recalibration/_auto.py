@@ -9,7 +9,10 @@ the identity out of fold. The one-standard-error rule of Breiman, Friedman,
 Olshen and Stone used before lost to the best single method on log-loss in
 11 of the 32 cases of ``benchmarks/compare_recalibrators.py`` (5 splits
 each); the argmin, with structured matrix scaling as a candidate, tied or
-won in 31 of 32 (see ``doc/recalibration.md``).
+won in 31 of 32 (see ``doc/recalibration.md``). Every candidate's output
+is mixed with the uniform distribution at weight ``1 / (n + 1)`` for the
+``n`` rows it was fitted on: never more certain than ``n`` calibration rows
+allow.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from ._common import (
 )
 from ._patching import UtilityPatchingRecalibrator
 from ._scaling import BetaCalibration, SigmoidCalibration, TemperatureScaling
+from ._sigmoid_probability import ProbabilitySigmoidCalibration
 from ._spline import SplineCalibration
 from ._venn_abers import VennAbersCalibration
 
@@ -82,6 +86,7 @@ _CANDIDATES = {
     "identity": IdentityRecalibrator,
     "temperature": TemperatureScaling,
     "sigmoid": SigmoidCalibration,
+    "sigmoid-probability": ProbabilitySigmoidCalibration,
     "beta": BetaCalibration,
     "vector": VectorScaling,
     "dirichlet": DirichletCalibration,
@@ -96,6 +101,9 @@ _CANDIDATES = {
     "isotonic+patching": lambda: _patched(IsotonicCalibration()),
 }
 _PATCHING = ("patching", "temperature+patching", "isotonic+patching")
+# in the default table only when the probabilities take the value 0 or 1
+# exactly, where the logit of "sigmoid" is undefined (see _sigmoid_probability)
+_ON_EXACT_ZERO_ONE = ("sigmoid-probability",)
 _ROW_SCORES = {"neg_log_loss": "log-loss", "neg_brier_score": "Brier score"}
 
 
@@ -124,6 +132,24 @@ def _row_losses(kind, Q, y):
     R = Q.copy()
     R[rows, y] -= 1.0
     return np.einsum("ij,ij->i", R, R)
+
+
+def _mixture(w):
+    """``1 / (n + 1)`` for the effective number ``n = (sum w)^2 / sum w^2`` of rows.
+
+    The weight of the uniform distribution in the output of a candidate
+    fitted on rows of weights ``w`` (Kish's effective number: the number of
+    rows for unit weights, unchanged when every weight is scaled; rows of
+    weight 0 do not count).
+    """
+    w = np.asarray(w, dtype=np.float64)
+    n = float(w.sum()) ** 2 / float(np.dot(w, w))
+    return 1.0 / (n + 1.0)
+
+
+def _mix(Q, a):
+    """``(1 - a) Q + a / K``: ``Q`` mixed with the uniform distribution at weight ``a``."""
+    return (1.0 - a) * np.asarray(Q, dtype=np.float64) + a / Q.shape[1]
 
 
 def _paired_se(d, w):
@@ -171,14 +197,19 @@ def choose(names, losses, w):
 
 
 def _fold_predict(estimator, P, y, w, P_test):
-    """Out-of-fold predictions of one candidate, or the error it raised."""
+    """Out-of-fold predictions of one candidate, mixed, or the error it raised.
+
+    The prediction is mixed with the uniform distribution at the weight
+    ``_mixture(w)`` of the rows the candidate was fitted on, as the final
+    fit's output is.
+    """
     try:
         with warnings.catch_warnings():
             # an inner fit's "no patch" warning is the candidate's business:
             # its out-of-fold score says what the patches were worth
             warnings.filterwarnings("ignore", "UtilityPatchingRecalibrator made no patch")
             model = fit_recalibrator(clone(estimator), P, y, w)
-        return predict_recalibrator(model, P_test, check=False)
+        return _mix(predict_recalibrator(model, P_test, check=False), _mixture(w))
     except Exception as error:  # noqa: BLE001 -- a candidate that fails loses
         return error
 
@@ -230,10 +261,23 @@ class AutoRecalibrator(BaseRecalibrator):
     observation are not ``k`` observations, and counting them so would
     shrink the standard error below what the data support.
 
-    A method that puts probability exactly 0 on a class observed out of fold
-    has an infinite out-of-fold log-loss and is never chosen under the
-    log-loss: that is the verdict the log-loss gives on such a method, and
-    no floor inside the logarithm hides it.
+    Never more certain than ``n`` calibration rows allow: the output of
+    every candidate, the identity included, is mixed with the uniform
+    distribution, ``(1 - a) Q + a / K`` for ``K`` classes, at the weight
+    ``a = 1 / (n + 1)`` of the ``n`` rows the candidate was fitted on (in
+    the cross-fitting, the rows of the other folds; in the final fit, all
+    the rows; ``n`` is the effective number ``(sum w)^2 / sum w^2`` of rows,
+    Kish's, the number of rows for unit weights). ``n`` rows cannot support
+    a probability below about ``1 / (K (n + 1))`` (Laplace's rule of
+    succession), so no class gets less than ``a / K``: one row's log-loss is
+    at most ``log(K (n + 1))`` -- a model that emits an exact 0 or 1 (a
+    random forest's vote fractions) or a map that extrapolates to one costs
+    that row a bounded amount instead of an infinite one -- and a row's
+    Brier score moves by at most ``2a``. The same mixture is what
+    :class:`StructuredMatrixScaling` applies inside (as its authors do). It
+    is no floor inside the logarithm: the output itself is a probability
+    vector that sums to 1, and the out-of-fold scores are those of the
+    outputs as they are predicted. The weight is ``mixture_``.
 
     Parameters
     ----------
@@ -243,12 +287,17 @@ class AutoRecalibrator(BaseRecalibrator):
     candidates : list of str, dict or None, default=None
         None: every method of the table (see ``candidate_names()`` in
         this module): "identity", "temperature", "sigmoid",
-        "beta", "vector", "dirichlet", "structured-matrix", "histogram", "isotonic",
+        "sigmoid-probability" (Platt's map on the probability itself,
+        ``sigmoid(a p + b)``; only when some calibration probability is
+        exactly 0 or 1, where the logit that "sigmoid" maps is undefined:
+        a random forest's vote fractions), "beta", "vector", "dirichlet",
+        "structured-matrix", "histogram", "isotonic",
         "scaling-binning", "spline", "venn-abers", and, unless the selection
         score is the log-loss, "patching", "temperature+patching" and
-        "isotonic+patching" (utility patching projects onto the simplex and
-        puts exact zeros, which the log-loss judges infinitely bad, so under
-        it these candidates cannot win and are not fitted). A list of those
+        "isotonic+patching" (utility patching targets utility calibration:
+        it projects onto the simplex and puts exact zeros, which even mixed
+        cost ``log(K (n + 1))`` per row under the log-loss, so under it these
+        slowest candidates are not fitted). A list of those
         names, in order of simplicity, or a dict ``name -> recalibrator``
         (objects with ``fit(P, y[, sample_weight])`` and
         ``predict_proba(P)``), simplest first; the identity is always added
@@ -304,6 +353,9 @@ class AutoRecalibrator(BaseRecalibrator):
         (informative: the choice is the best score).
     n_selection_samples_ : int
         The number of rows the choice was made on.
+    mixture_ : float
+        ``a = 1 / (n + 1)``: the weight of the uniform distribution in the
+        output (``n`` the effective number of calibration rows).
 
     See Also
     --------
@@ -366,8 +418,12 @@ class AutoRecalibrator(BaseRecalibrator):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def _candidate_table(self):
-        """``[(name, unfitted recalibrator)]``, the identity first."""
+    def _candidate_table(self, exact_zero_one=False):
+        """``[(name, unfitted recalibrator)]``, the identity first.
+
+        ``exact_zero_one``: whether the calibration probabilities contain an
+        exact 0 or 1 (the default table then holds "sigmoid-probability").
+        """
         log_loss = self.selection_scoring == "neg_log_loss"
         if isinstance(self.candidates, dict):
             table = [("identity", IdentityRecalibrator())]
@@ -383,7 +439,11 @@ class AutoRecalibrator(BaseRecalibrator):
                     table.append((str(name), estimator))
             return table
         if self.candidates is None:
-            names = [n for n in _CANDIDATES if not (log_loss and n in _PATCHING)]
+            names = [
+                n for n in _CANDIDATES
+                if not (log_loss and n in _PATCHING)
+                and (exact_zero_one or n not in _ON_EXACT_ZERO_ONE)
+            ]
         else:
             names = ["identity"] + [n for n in self.candidates if n != "identity"]
         table = []
@@ -413,9 +473,11 @@ class AutoRecalibrator(BaseRecalibrator):
         # folds, subsamples): drawn from random_state, never the global state
         seed = draw_seed(rng)
         C = P.shape[1]
+        weighted = P[w > 0]
+        exact_zero_one = bool(np.any((weighted == 0.0) | (weighted == 1.0)))
         table = [
             (name, seed_random_states(with_column_labels(clone(est), C), seed))
-            for name, est in self._candidate_table()
+            for name, est in self._candidate_table(exact_zero_one)
         ]
         kind, scorer = self._scorer()
         rows = np.flatnonzero(w > 0)
@@ -473,10 +535,11 @@ class AutoRecalibrator(BaseRecalibrator):
                 entry["error"] = errors[name]
             self.scores_[name] = entry
         self.recalibrator_ = fit_recalibrator(clone(table[index][1]), P, y, w)
+        self.mixture_ = _mixture(w)
         return self
 
     def _predict_proba(self, P):
-        return predict_recalibrator(self.recalibrator_, P, check=False)
+        return _mix(predict_recalibrator(self.recalibrator_, P, check=False), self.mixture_)
 
     def summary(self) -> str:
         """The candidates' out-of-fold scores and the choice, as a text table.
@@ -496,7 +559,8 @@ class AutoRecalibrator(BaseRecalibrator):
         )
         lines = [
             f"AutoRecalibrator: chose {self.chosen_!r} by the out-of-fold {title} "
-            f"on {self.n_selection_samples_} rows (best score, ties to the simplest)",
+            f"on {self.n_selection_samples_} rows (best score, ties to the simplest), "
+            f"mixed with the uniform at {self.mixture_:.3g}",
             f"  {'candidate':<22} {'score':>12} {'s.e. of diff.':>14}",
         ]
         for name, entry in self.scores_.items():

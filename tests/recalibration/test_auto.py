@@ -49,6 +49,12 @@ class Broken(BaseEstimator):
         return P
 
 
+def _mixed(Q, n):
+    """``Q`` mixed with the uniform at ``1 / (n + 1)``, by the definition."""
+    a = 1.0 / (n + 1.0)
+    return (1.0 - a) * Q + a / Q.shape[1]
+
+
 def test_choice_matches_reference_on_random_cases():
     rng = np.random.default_rng(0)
     for _ in range(300):
@@ -93,21 +99,26 @@ def test_overconfident_predictions_are_recalibrated_and_scores_are_out_of_fold()
     auto = AutoRecalibrator(candidates=FAST, random_state=0).fit(P, y)
     assert auto.chosen_ != "identity"
     assert list(auto.scores_) == ["identity", *FAST]
-    # the identity's out-of-fold log-loss is its plain log-loss
-    assert_allclose(auto.scores_["identity"]["score"], -log_loss(y, P), rtol=1e-12)
-    # the temperature's: refitted by hand on the same folds
+    # the identity's and the temperature's out-of-fold log-loss: refitted by
+    # hand on the same folds, each fold's output mixed with the uniform at
+    # 1 / (n + 1) for the n rows of the other folds
     rng = check_random_state(0)
     draw_seed(rng)  # the candidates' seed is drawn first, then the folds
     folds = StratifiedKFold(5, shuffle=True, random_state=rng).split(P, y)
     temperature = with_column_labels(clone(auto._candidate_table()[1][1]), 3)
     Q = np.empty_like(P)
+    identity = np.empty_like(P)
     for train, test in folds:
-        Q[test] = clone(temperature).fit(P[train], y[train]).predict_proba(P[test])
+        fitted = clone(temperature).fit(P[train], y[train])
+        Q[test] = _mixed(fitted.predict_proba(P[test]), train.shape[0])
+        identity[test] = _mixed(P[test], train.shape[0])
+    assert_allclose(auto.scores_["identity"]["score"], -log_loss(y, identity), rtol=1e-12)
     assert_allclose(auto.scores_["temperature"]["score"], -log_loss(y, Q), rtol=1e-10)
     assert auto.scores_[auto.chosen_]["score"] >= auto.scores_["identity"]["score"]
+    assert auto.mixture_ == 1.0 / 601.0
     expected = clone(temperature) if auto.chosen_ == "temperature" else None
     if expected is not None:
-        assert_allclose(auto.predict_proba(P), expected.fit(P, y).predict_proba(P))
+        assert_allclose(auto.predict_proba(P), _mixed(expected.fit(P, y).predict_proba(P), 600))
     assert "<- chosen" in auto.summary()
 
 
@@ -128,10 +139,16 @@ def test_calibrated_predictions_are_mostly_left_alone():
     assert kept >= 4
 
 
-def test_a_method_emitting_zeros_has_infinite_log_loss_and_loses():
+def test_a_method_emitting_zeros_has_bounded_log_loss_and_loses():
+    # mixed with the uniform at 1 / (n + 1), a zero costs log(K (n + 1)), not
+    # infinity: a finite, large out-of-fold log-loss that loses
     P, y = _overconfident(300, 3, 2)
     auto = AutoRecalibrator(candidates={"zeros": Zeros()}, random_state=0).fit(P, y)
-    assert auto.scores_["zeros"]["score"] == -np.inf
+    score = auto.scores_["zeros"]["score"]
+    assert np.isfinite(score)
+    assert -score <= np.log(3 * 241)  # 240 training rows per fold: the bound
+    wrong = np.mean(np.argmax(P, axis=1) != y)  # rows whose class gets a zero
+    assert -score >= wrong * np.log(3 * 241) - 1e-9
     assert auto.chosen_ == "identity"
     # under the Brier score the same method is finite (and still loses here)
     brier = AutoRecalibrator(
@@ -139,6 +156,55 @@ def test_a_method_emitting_zeros_has_infinite_log_loss_and_loses():
         random_state=0,
     ).fit(P, y)
     assert np.isfinite(brier.scores_["zeros"]["score"])
+
+
+def test_identity_on_exact_zeros_and_ones_never_gives_an_infinite_log_loss():
+    # a random forest's vote fractions: exact 0 and 1, and labels that
+    # sometimes fall on a class given probability 0; auto keeps the model
+    # (the only candidate) and its output costs each row at most log(K (n + 1))
+    rng = np.random.default_rng(12)
+    hits = 0  # test rows whose class the model gives probability exactly 0
+    for case in range(20):
+        n, C = int(rng.integers(5, 200)), int(rng.integers(2, 5))
+        votes = rng.multinomial(10, rng.dirichlet(np.full(C, 0.3)), size=2 * n)
+        P = votes / 10.0
+        truth = 0.8 * P + 0.2 / C
+        y = (truth.cumsum(axis=1) > rng.uniform(size=(2 * n, 1))).argmax(axis=1)
+        y[:C] = np.arange(C)
+        w = rng.choice([0.5, 1.0, 3.0], size=n) if case % 2 else None
+        auto = AutoRecalibrator(candidates=[], labels=np.arange(C), random_state=case)
+        auto.fit(P[:n], y[:n], sample_weight=w)
+        assert auto.chosen_ == "identity"
+        Q = auto.predict_proba(P[n:])
+        losses = -np.log(Q[np.arange(n), y[n:]])
+        hits += np.count_nonzero(P[n:][np.arange(n), y[n:]] == 0.0)
+        assert np.all(np.isfinite(losses))
+        kish = n if w is None else w.sum() ** 2 / (w @ w)
+        assert_allclose(auto.mixture_, 1.0 / (kish + 1.0), rtol=1e-12)
+        assert np.all(losses <= np.log(C * (kish + 1.0)) + 1e-9)
+        # the output is the model's probabilities mixed with the uniform, no other change
+        assert_allclose(Q, (1.0 - auto.mixture_) * P[n:] + auto.mixture_ / C, rtol=1e-13)
+        assert_allclose(Q.sum(axis=1), 1.0, rtol=1e-13)
+        # out of fold, likewise: finite
+        assert np.isfinite(auto.scores_["identity"]["score"])
+    assert hits > 0
+
+
+def test_the_mixture_counts_effective_rows_and_scaling_the_weights_changes_nothing():
+    P, y = _overconfident(300, 3, 13)
+    w = np.random.default_rng(13).uniform(0.1, 2.0, size=300)
+    a = AutoRecalibrator(candidates=["temperature"], random_state=0).fit(P, y, sample_weight=w)
+    b = AutoRecalibrator(candidates=["temperature"], random_state=0).fit(
+        P, y, sample_weight=7.0 * w)
+    n = w.sum() ** 2 / np.sum(w * w)
+    assert 200 < n < 290
+    assert_allclose(a.mixture_, 1.0 / (n + 1.0), rtol=1e-12)
+    assert_allclose(b.mixture_, a.mixture_, rtol=1e-12)
+    assert_allclose(b.predict_proba(P), a.predict_proba(P), rtol=1e-9)
+    inner = a.recalibrator_.predict_proba(P)
+    assert_allclose(a.predict_proba(P), _mixed(inner, n), rtol=1e-12)
+    assert np.all(a.predict_proba(P) >= a.mixture_ / 3)
+    assert f"{a.mixture_:.3g}" in a.summary()
 
 
 def test_a_failing_candidate_loses_and_says_why():
@@ -220,14 +286,15 @@ def test_subsample_for_the_choice_keeps_every_class():
     # the chosen candidate is refitted on all the rows
     if auto.chosen_ != "identity":
         full = clone(auto.recalibrator_).fit(P, y)
-        assert_allclose(auto.predict_proba(P), full.predict_proba(P))
+        assert_allclose(auto.predict_proba(P), _mixed(full.predict_proba(P), 3000))
 
 
 def test_tiny_and_degenerate_data():
     # n = 1, one class, constant predictions, p in {0, 1}
     auto = AutoRecalibrator(candidates=FAST, labels=[0, 1]).fit([[0.3, 0.7]], [1])
     assert auto.chosen_ == "identity"
-    assert_array_equal(auto.predict_proba([[0.3, 0.7]]), [[0.3, 0.7]])
+    assert auto.mixture_ == 0.5  # one row: halfway to the uniform
+    assert_allclose(auto.predict_proba([[0.3, 0.7]]), [[0.4, 0.6]], rtol=1e-15)
     P = np.tile([0.2, 0.8], (20, 1))
     auto = AutoRecalibrator(candidates=FAST, labels=[0, 1], random_state=0)
     assert auto.fit(P, np.ones(20, dtype=int)).predict_proba(P).shape == (20, 2)
@@ -330,6 +397,9 @@ def test_integer_weights_equal_repetition_given_the_same_folds(monkeypatch):
         fold_of = rng.integers(0, 3, size=n)
         fold_of[:3] = [0, 1, 2]
         _given_folds(monkeypatch, auto_module, fold_of, w, rows)
+        # the mixture counts effective rows (Kish), not copies, on purpose (as
+        # the standard errors do); counted as copies, the fits must agree
+        monkeypatch.setattr(auto_module, "_mixture", lambda w: 1.0 / (np.sum(w) + 1.0))
         candidates = {
             "temperature": TemperatureScaling(),
             "sigmoid": SigmoidCalibration(),
