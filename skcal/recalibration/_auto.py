@@ -196,6 +196,93 @@ def choose(names, losses, w):
     return best, means, ses
 
 
+def _simplex_minimise(fun, m):
+    """The minimiser over the simplex of a smooth convex ``fun(v) -> (f, grad)``.
+
+    SciPy's SLSQP from the uniform start; the result is clipped at 0 (SLSQP
+    may step below a bound by rounding) and divided by its sum, a change of
+    the order of the solver's tolerance.
+    """
+    from scipy.optimize import minimize
+
+    result = minimize(
+        fun, np.full(m, 1.0 / m), jac=True, method="SLSQP",
+        bounds=[(0.0, 1.0)] * m,
+        constraints=[{"type": "eq", "fun": lambda v: v.sum() - 1.0,
+                      "jac": lambda v: np.ones_like(v)}],
+        options={"ftol": 1e-13, "maxiter": 1000},
+    )
+    v = np.clip(result.x, 0.0, None)
+    return v / v.sum()
+
+
+def _stack_log_loss(L, w):
+    """Simplex weights ``v`` minimising ``-sum_i w_i log(sum_k v_k L[k, i]) / sum w``.
+
+    ``L[k, i] > 0`` is candidate ``k``'s out-of-fold probability of row
+    ``i``'s class; the objective is convex in ``v``.
+    """
+    W = w / w.sum()
+
+    def fun(v):
+        q = v @ L
+        return -float(W @ np.log(q)), -(L @ (W / q))
+
+    return _simplex_minimise(fun, L.shape[0])
+
+
+def _stack_brier(Qs, y, w):
+    """Simplex weights ``v`` minimising the weighted Brier score of ``sum_k v_k Q_k``.
+
+    A convex quadratic programme on the simplex (``Qs`` of shape
+    ``(m, n, K)``).
+    """
+    m = Qs.shape[0]
+    E = np.zeros(Qs.shape[1:])
+    E[np.arange(y.shape[0]), y] = 1.0
+    D = (Qs - E[None]).reshape(m, -1)
+    Wr = np.repeat(w / w.sum(), Qs.shape[2])
+    G = (D * Wr) @ D.T  # the objective is v' G v
+
+    def fun(v):
+        return float(v @ G @ v), 2.0 * (G @ v)
+
+    return _simplex_minimise(fun, m)
+
+
+def stack(kind, Qs, y, w, prune=1e-3):
+    """Stacking weights of the candidates' out-of-fold predictions ``Qs``.
+
+    ``Qs`` has shape ``(m, n, K)`` (finite candidates only, simplest
+    first), ``kind`` the row score ("log-loss" or "Brier score"). The
+    weights on the simplex minimise the weighted mean score of the mixture
+    ``sum_k v_k Q_k`` (stacking of predictive distributions, Yao et al.
+    2018); a candidate whose out-of-fold predictions equal a simpler one's
+    gets none (ties to the simplest), and weights below ``prune`` are set
+    to 0 and the rest re-optimised, so that few candidates are refitted.
+    Returns ``v`` of shape ``(m,)``, summing to 1.
+    """
+    m = Qs.shape[0]
+    keep = []
+    for k in range(m):
+        if not any(np.array_equal(Qs[k], Qs[j]) for j in keep):
+            keep.append(k)
+    support = np.array(keep)
+    while True:
+        if kind == "log-loss":
+            L = Qs[support][:, np.arange(y.shape[0]), y]
+            v = _stack_log_loss(L, w)
+        else:
+            v = _stack_brier(Qs[support], y, w)
+        small = v < prune
+        if not small.any() or small.all():
+            break
+        support = support[~small]
+    out = np.zeros(m)
+    out[support] = v
+    return out
+
+
 def _fold_predict(estimator, P, y, w, P_test):
     """Out-of-fold predictions of one candidate, mixed, or the error it raised.
 
@@ -237,15 +324,30 @@ class AutoRecalibrator(BaseRecalibrator):
     Every candidate of a table (the identity map first, then the others
     simplest first) is fitted on ``cv - 1`` folds of the calibration data
     and predicts the remaining fold; its out-of-fold predictions of all the
-    rows are scored by a proper score (the weighted log-loss by default). The
-    chosen candidate is the one with the best out-of-fold score (ties, equal
-    within ``1e-12`` relative, going to the simplest); the identity is a
-    candidate, so the choice never scores worse than the identity out of
-    fold. The chosen candidate is then refitted on all the rows. (Earlier
-    development builds chose the simplest candidate within one standard
-    error of the best; on the benchmark of ``doc/recalibration.md`` that
-    rule lost to the best peer on log-loss in 11 of 32 cases, a prototype of
-    the argmin with structured matrix scaling in 1.)
+    rows are scored by a proper score (the weighted log-loss by default).
+
+    By default (``ensemble=True``, with the log-loss or the Brier score)
+    the output is a mixture of the candidates, ``sum_k v_k Q_k``, with the
+    weights ``v`` on the simplex that give the mixture of their out-of-fold
+    predictions the best score: stacking of predictive distributions
+    (Wolpert 1992; Yao, Vehtari, Simpson and Gelman 2018), a convex problem
+    solved exactly. A candidate whose out-of-fold predictions equal a
+    simpler one's gets no weight (ties to the simplest), weights below
+    ``1e-3`` are set to 0 and the others re-fitted, and every candidate of
+    positive weight is refitted on all the rows. Each candidate is a vertex
+    of the simplex, so the mixture's out-of-fold score is never worse than
+    the best single candidate's, nor than the identity's (if pruning ever
+    made it worse, the best single candidate is used). Where candidates
+    are close, picking one of them by its out-of-fold score picks partly by
+    chance; the mixture averages over that chance instead of betting on it.
+    With ``ensemble=False``, or with any other ``selection_scoring`` (scores
+    that are not means over rows, where the weights would not be a convex
+    problem), the chosen candidate is the one with the best out-of-fold
+    score (ties, equal within ``1e-12`` relative, going to the simplest),
+    refitted on all the rows. (Earlier development builds chose the
+    simplest candidate within one standard error of the best; on the
+    benchmark of ``doc/recalibration.md`` that rule lost to the best peer on
+    log-loss in 11 of 32 cases.)
 
     Sample weights enter every candidate's fit and the weighted means of
     the out-of-fold losses; rows of weight 0 are dropped first. The folds
@@ -327,6 +429,11 @@ class AutoRecalibrator(BaseRecalibrator):
         rows): at 10,000 rows the standard error of a difference of
         log-losses is a few thousandths, below the differences that matter.
         None: always all the rows.
+    ensemble : bool, default=True
+        Whether the output is the out-of-fold-optimal mixture of the
+        candidates (stacking, above) rather than the single best candidate.
+        It applies to the row scores (``"neg_log_loss"``,
+        ``"neg_brier_score"``); other scores always choose one candidate.
     n_jobs : int, default=None
         Parallel jobs over the (candidate, fold) fits.
     random_state : int, RandomState instance or None, default=None
@@ -341,9 +448,19 @@ class AutoRecalibrator(BaseRecalibrator):
     classes_ : ndarray of shape (n_classes,)
     n_classes_ : int
     chosen_ : str
-        The name of the chosen candidate.
+        The name of the chosen candidate: the one of largest weight in the
+        mixture (the only one when ``weights_`` has one entry).
+    weights_ : dict
+        ``name -> weight`` of the candidates in the output (weights > 0,
+        summing to 1); ``{chosen_: 1.0}`` when one candidate is used.
+    recalibrators_ : dict
+        ``name -> recalibrator`` for the candidates of ``weights_``, each
+        fitted on all the rows.
     recalibrator_ : object
-        The chosen candidate, fitted on all the rows.
+        ``recalibrators_[chosen_]``.
+    stack_score_ : float or None
+        The out-of-fold score of the mixture (same sign as ``scores_``), or
+        None when one candidate is used.
     scores_ : dict
         For every candidate, ``{"score": s, "se": e}``: its out-of-fold
         score (the selection score, in its own sign: greater is better;
@@ -369,7 +486,10 @@ class AutoRecalibrator(BaseRecalibrator):
     rule, used before). E. Berta, D. Holzmüller, M. I. Jordan and F. Bach,
     "Structured matrix scaling for multi-class calibration", AISTATS 2026.
     T. Gneiting and A. E. Raftery, *Strictly Proper Scoring Rules,
-    Prediction, and Estimation*, 2007.
+    Prediction, and Estimation*, 2007. D. H. Wolpert, "Stacked
+    generalization", *Neural Networks*, 1992. Y. Yao, A. Vehtari, D. Simpson
+    and A. Gelman, "Using stacking to average Bayesian predictive
+    distributions", *Bayesian Analysis*, 2018.
 
     Examples
     --------
@@ -385,6 +505,8 @@ class AutoRecalibrator(BaseRecalibrator):
     True
     >>> auto.scores_["identity"]["score"] < auto.scores_[auto.chosen_]["score"]
     True
+    >>> bool(np.isclose(sum(auto.weights_.values()), 1.0))
+    True
     >>> auto.predict_proba(P[:2]).shape
     (2, 3)
     """
@@ -395,6 +517,7 @@ class AutoRecalibrator(BaseRecalibrator):
         "selection_scoring": [str, callable],
         "cv": [Interval(numbers.Integral, 2, None, closed="left")],
         "max_selection_samples": [Interval(numbers.Integral, 2, None, closed="left"), None],
+        "ensemble": ["boolean"],
         "n_jobs": [numbers.Integral, None],
         "random_state": ["random_state"],
     }
@@ -407,6 +530,7 @@ class AutoRecalibrator(BaseRecalibrator):
         selection_scoring: str | Callable = "neg_log_loss",
         cv: int = 5,
         max_selection_samples: int | None = 10000,
+        ensemble: bool = True,
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
@@ -415,6 +539,7 @@ class AutoRecalibrator(BaseRecalibrator):
         self.selection_scoring = selection_scoring
         self.cv = cv
         self.max_selection_samples = max_selection_samples
+        self.ensemble = ensemble
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -488,6 +613,7 @@ class AutoRecalibrator(BaseRecalibrator):
         Ps, ys, ws = P[rows], y[rows], w[rows]
         names = [name for name, _ in table]
         errors = {}
+        oof = {}  # name -> out-of-fold predictions (row scores only)
         if rows.shape[0] < 2:
             # nothing to cross-fit on: the model is left alone, unscored
             index = 0
@@ -524,9 +650,27 @@ class AutoRecalibrator(BaseRecalibrator):
                 else:
                     if kind is not None:
                         losses[k] = _row_losses(kind, Q, ys)
+                        oof[name] = Q
                 # nan (a failed or invalid prediction) loses, as inf does
                 losses[k][np.isnan(losses[k])] = np.inf
             index, means, ses = choose(names, losses, unit_w)
+        weights = {names[index]: 1.0}
+        self.stack_score_ = None
+        if self.ensemble and kind is not None and rows.shape[0] >= 2:
+            finite = [n for k, n in enumerate(names) if np.isfinite(means[k]) and n in oof]
+            if finite:
+                v = stack(kind, np.stack([oof[n] for n in finite]), ys, ws)
+                mixed = {n: float(x) for n, x in zip(finite, v) if x > 0}
+                Q = sum(x * oof[n] for n, x in mixed.items())
+                score = float(np.dot(ws, _row_losses(kind, Q, ys)) / ws.sum())
+                # the mixture's out-of-fold score is never worse than the
+                # best single candidate's (a vertex of the simplex; pruning
+                # could in principle lose it): else the single candidate
+                if score <= means[index]:
+                    weights = mixed
+                    self.stack_score_ = -score if len(mixed) > 1 else None
+                    index = names.index(max(weights, key=weights.get))
+        self.weights_ = weights
         self.chosen_ = names[index]
         self.scores_ = {}
         for k, name in enumerate(names):
@@ -534,12 +678,20 @@ class AutoRecalibrator(BaseRecalibrator):
             if name in errors:
                 entry["error"] = errors[name]
             self.scores_[name] = entry
-        self.recalibrator_ = fit_recalibrator(clone(table[index][1]), P, y, w)
+        fitted = dict(table)
+        self.recalibrators_ = {
+            name: fit_recalibrator(clone(fitted[name]), P, y, w) for name in weights
+        }
+        self.recalibrator_ = self.recalibrators_[self.chosen_]
         self.mixture_ = _mixture(w)
         return self
 
     def _predict_proba(self, P):
-        return _mix(predict_recalibrator(self.recalibrator_, P, check=False), self.mixture_)
+        Q = sum(
+            self.weights_[name] * predict_recalibrator(model, P, check=False)
+            for name, model in self.recalibrators_.items()
+        )
+        return _mix(Q, self.mixture_)
 
     def summary(self) -> str:
         """The candidates' out-of-fold scores and the choice, as a text table.
@@ -557,14 +709,24 @@ class AutoRecalibrator(BaseRecalibrator):
         title = scoring if isinstance(scoring, str) else getattr(
             scoring, "__name__", type(scoring).__name__
         )
-        lines = [
-            f"AutoRecalibrator: chose {self.chosen_!r} by the out-of-fold {title} "
-            f"on {self.n_selection_samples_} rows (best score, ties to the simplest), "
-            f"mixed with the uniform at {self.mixture_:.3g}",
-            f"  {'candidate':<22} {'score':>12} {'s.e. of diff.':>14}",
-        ]
+        if len(self.weights_) > 1:
+            mixture = " + ".join(f"{w:.3g} {n}" for n, w in self.weights_.items())
+            head = (
+                f"AutoRecalibrator: stacked {mixture} by the out-of-fold {title} "
+                f"on {self.n_selection_samples_} rows (mixture score "
+                f"{self.stack_score_:.6g}), mixed with the uniform at {self.mixture_:.3g}"
+            )
+        else:
+            head = (
+                f"AutoRecalibrator: chose {self.chosen_!r} by the out-of-fold {title} "
+                f"on {self.n_selection_samples_} rows (best score, ties to the simplest), "
+                f"mixed with the uniform at {self.mixture_:.3g}"
+            )
+        lines = [head, f"  {'candidate':<22} {'score':>12} {'s.e. of diff.':>14}"]
         for name, entry in self.scores_.items():
             mark = "  <- chosen" if name == self.chosen_ else ""
+            if name in self.weights_ and len(self.weights_) > 1:
+                mark = f"  <- weight {self.weights_[name]:.3g}"
             note = f"  ({entry['error']})" if "error" in entry else ""
             lines.append(
                 f"  {name:<22} {entry['score']:>12.6g} {entry['se']:>14.3g}{mark}{note}"

@@ -96,7 +96,8 @@ def test_choice_is_the_argmin_not_the_one_standard_error_rule():
 
 def test_overconfident_predictions_are_recalibrated_and_scores_are_out_of_fold():
     P, y = _overconfident(600, 3, 0)
-    auto = AutoRecalibrator(candidates=FAST, random_state=0).fit(P, y)
+    # one candidate (ensemble=False): its output is checked by hand below
+    auto = AutoRecalibrator(candidates=FAST, random_state=0, ensemble=False).fit(P, y)
     assert auto.chosen_ != "identity"
     assert list(auto.scores_) == ["identity", *FAST]
     # the identity's and the temperature's out-of-fold log-loss: refitted by
@@ -193,8 +194,9 @@ def test_identity_on_exact_zeros_and_ones_never_gives_an_infinite_log_loss():
 def test_the_mixture_counts_effective_rows_and_scaling_the_weights_changes_nothing():
     P, y = _overconfident(300, 3, 13)
     w = np.random.default_rng(13).uniform(0.1, 2.0, size=300)
-    a = AutoRecalibrator(candidates=["temperature"], random_state=0).fit(P, y, sample_weight=w)
-    b = AutoRecalibrator(candidates=["temperature"], random_state=0).fit(
+    a = AutoRecalibrator(candidates=["temperature"], random_state=0, ensemble=False).fit(
+        P, y, sample_weight=w)
+    b = AutoRecalibrator(candidates=["temperature"], random_state=0, ensemble=False).fit(
         P, y, sample_weight=7.0 * w)
     n = w.sum() ** 2 / np.sum(w * w)
     assert 200 < n < 290
@@ -280,7 +282,7 @@ def test_subsample_for_the_choice_keeps_every_class():
     P, y = _overconfident(3000, 4, 8)
     y[:3] = 3
     auto = AutoRecalibrator(
-        candidates=FAST, max_selection_samples=500, random_state=0
+        candidates=FAST, max_selection_samples=500, random_state=0, ensemble=False
     ).fit(P, y)
     assert 495 <= auto.n_selection_samples_ <= 505
     # the chosen candidate is refitted on all the rows
