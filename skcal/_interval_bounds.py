@@ -55,6 +55,19 @@ def _scdl_bound(measure, y_true, y_prob, sample_weight, params, confidence):
         sq = cells.pos2 + cells.neg2
         total = float(cells.G.total)
     else:
+        if callable(getattr(y_true, "canonical_rows", None)):
+            # the boundary's canonical form: read as it is, no second check
+            value, details = soft_binned_cdl(
+                y_true, y_prob, sample_weight=sample_weight, m=m, return_details=True
+            )
+            from ._interval import _on_scale
+
+            _, p, w = y_true.canonical_rows()
+            p = np.ascontiguousarray(p, dtype=np.float64)
+            w = _on_scale(np.asarray(w, dtype=np.float64))
+            total = float(w.sum())
+            low, high, n_eff = _scdl_finish(details, p, np.square(w), total, m, confidence)
+            return float(value), low, high, n_eff, "binary"
         if y_prob is None:
             raise ValueError("y_prob is required (the predicted probabilities).")
         opts = {k: params.get(k) for k in ("pos_label", "labels")}

@@ -77,6 +77,7 @@ def calibration_summary(
     tolerance=None,
     random_state=0,
     progress=None,
+    measures=None,
 ):
     """Every measure with its interval and scale, the test, and the gate.
 
@@ -132,12 +133,18 @@ def calibration_summary(
     random_state : int, RandomState instance or None, default=0
     progress : callable, default=None
         Called as ``progress(done, total)`` during the resampling.
+    measures : list of str, default=None
+        The measures to report, by report key (``"smce"``) or function name
+        (``"smooth_calibration_error"``): any registered measure the report
+        lists (:func:`measure_choices`); every one when None. The test reads
+        smCE and the gate dCE whether or not they are listed.
 
     Returns
     -------
     summary : dict
         ``n``, ``measures`` (key to ``{"value", "low", "high", "method",
-        "null_median", "null_95"}``), ``test`` (``calibrated``, ``p_value``,
+        "null_median", "null_95"}``, for the measures asked for), ``test``
+        (``calibrated``, ``p_value``,
         ``alpha``, ``measure``, ``n_resamples``, ``statistic``), and with
         ``max_error``, ``gate`` (see :func:`gate_decision`).
 
@@ -159,7 +166,9 @@ def calibration_summary(
         max_error = tolerance
     rng = check_random_state(random_state)
     _forget_dce_session()
-    objects = {key: _measure_object(key) for key, *_ in MEASURES}
+    shown = selected_measures(measures)
+    needed = {*shown, "smce"} | ({"dce"} if max_error is not None else set())
+    objects = {key: _measure_object(key) for key, *_ in MEASURES if key in needed}
     if p is None:  # a sketch: everything from the grouped statistic
         sketch = y
         G = sketch.grouped_statistic()
@@ -207,7 +216,7 @@ def calibration_summary(
     # SCDL's interval is its finite-sample bound (the bootstrap of its
     # upward-biased plug-in does not cover): no bootstrap draws of its own
     n_boot["scdl"] = 0
-    if bound_cdl:
+    if bound_cdl and "cdl" in objects:
         n_boot["cdl"] = 0
         if works[of["cdl"]].merged:
             # merged cells are discrete predictions, whose plug-in CDL is
@@ -244,15 +253,17 @@ def calibration_summary(
                 m, values[key], centers[key], boot[key], null[key], confidence
             ))
         measures[key] = entry
-    if B >= 20:
+    if B >= 20 and ("scdl" in objects or "cdl" in objects):
         # SCDL: the finite-sample bound of SCDL's interval (see
         # skcal.SoftBinnedCDL.interval), from the grouped statistic and the
         # squared weights of its values (rows or sketch alike)
         sq = np.asarray(cells.pos2, np.float64) + np.asarray(cells.neg2, np.float64)
-        m_scdl = objects["scdl"].get_params(deep=False).get("m")
-        low, high = scdl_bound_of_cells(cells.G, sq, m_scdl, confidence)
-        measures["scdl"].update(low=low, high=high, method="analytic")
-        if bound_cdl:
+        scdl = objects["scdl"] if "scdl" in objects else _measure_object("scdl")
+        m_scdl = scdl.get_params(deep=False).get("m")
+        if "scdl" in objects:
+            low, high = scdl_bound_of_cells(cells.G, sq, m_scdl, confidence)
+            measures["scdl"].update(low=low, high=high, method="analytic")
+        if bound_cdl and "cdl" in objects:
             # the plug-in CDL of continuous scores estimates nothing: SCDL <= CDL
             # (Lemma 3.4 of Bairaktari et al.) bounds it from below, one-sided
             low = scdl_bound_of_cells(cells.G, sq, m_scdl, 2 * confidence - 1)[0]
@@ -267,7 +278,42 @@ def calibration_summary(
                "test": test}
     if max_error is not None:
         summary["gate"] = gate_decision(measures["dce"], max_error, gate, confidence)
+    summary["measures"] = {key: measures[key] for key in shown}
     return summary
+
+
+def measure_choices():
+    """The measures the report can list: ``(report key, function name)`` of each.
+
+    Read off the registry (``skcal._specs``) at each use: a measure
+    registered by a plugin is a choice of ``--measure`` as soon as it is
+    registered.
+    """
+    return [(key, function) for key, _, function, _ in MEASURES]
+
+
+def selected_measures(names):
+    """The report keys of ``names`` (keys or function names); every one when None.
+
+    A ValueError names the choices when a name is not a registered measure.
+    """
+    choices = measure_choices()
+    if names is None:
+        return [key for key, _ in choices]
+    by_name = {}
+    for key, function in choices:
+        by_name[key] = by_name[function] = key
+    out = []
+    for name in names:
+        if name not in by_name:
+            raise ValueError(
+                f"--measure {safe_text(str(name))!r} is not a measure of the report; "
+                f"choose from {', '.join(key for key, _ in choices)} (or their "
+                "function names)."
+            )
+        if by_name[name] not in out:
+            out.append(by_name[name])
+    return out
 
 
 def gate_decision(entry, max_error, mode, confidence):
@@ -469,12 +515,15 @@ def format_table(summaries, *, title=None, notes=()):
     names = list(summaries)
     first = summaries[names[0]]
     prefix = _prefix(first)
-    label_w = max(len(m[1]) for m in MEASURES)
+    rows = [m for m in MEASURES if m[0] in first["measures"]]
+    label_w = max([len(m[1]) for m in rows] + [len("calibrated? (test)")])
     # user-given names: escaped, and cut so that a line keeps to 80 columns
     shown = [_short(safe_text(n), 80 - label_w - 2) for n in names]
     pct = f"{100 * first.get('confidence', 0.95):g}%"
     # several models (the demo) do not fit 80 columns with intervals
-    interval = len(names) == 1 and first["measures"]["smce"].get("low") is not None
+    interval = len(names) == 1 and any(
+        m.get("low") is not None for m in first["measures"].values()
+    )
     head = f"{prefix}value [{pct} CI] (calib.)*" if interval else f"{prefix}value (calib.)*"
     col_w = max(len(head), *(len(n) for n in shown))
     lines = [] if title is None else [safe_text(title)]
@@ -484,7 +533,7 @@ def format_table(summaries, *, title=None, notes=()):
     head1 = " " * label_w + "".join(f"  {n:>{col_w}}" for n in shown)
     head2 = " " * label_w + "".join(f"  {head:>{col_w}}" for _ in names)
     lines += [head1, head2, "-" * len(head2)]
-    for key, label, _, _ in MEASURES:
+    for key, label, _, _ in rows:
         cells = [
             f"  {_cell(summaries[n]['measures'][key], interval):>{col_w}}" for n in names
         ]
@@ -518,7 +567,7 @@ def format_table(summaries, *, title=None, notes=()):
         "statistically clear.",
         "",
     ]
-    for _, label, _, meaning in MEASURES:
+    for _, label, _, meaning in rows:
         lines.append(f"{label:<{label_w}}  {meaning}")
     for name in names:
         if "gate" in summaries[name]:
@@ -608,7 +657,7 @@ def summary_json(summary, path=None, notes=None):
     each column) go under ``"input"``; user text is escaped.
     """
     data = {k: v for k, v in summary.items() if not k.startswith("_")}
-    data["measure_labels"] = {m[0]: m[1] for m in MEASURES}
+    data["measure_labels"] = {m[0]: m[1] for m in MEASURES if m[0] in data["measures"]}
     if path is not None:
         data["file"] = safe_text(os.fspath(path))
     if notes is not None:
@@ -648,6 +697,10 @@ def run_report(args, out=print, err=None):
             f"--max-error reads the interval of dCE, which needs --resamples of at "
             f"least 20 (got {args.resamples})."
         )
+    try:
+        selected_measures(getattr(args, "measure", None))
+    except ValueError as exc:
+        return fail(exc)
     if args.html:
         problem = _html_target_problem(args.html)
         if problem:
@@ -673,6 +726,7 @@ def run_report(args, out=print, err=None):
             gate=mode,
             random_state=args.random_state,
             progress=_progress_printer(err),
+            measures=getattr(args, "measure", None),
         )
     except ValueError as exc:
         return fail(safe_text(exc))
