@@ -396,11 +396,15 @@ def _row_values(objects, y, p, w):
     in ``_SHARED_STATISTIC`` read the statistic that ``binary_statistic``
     would build for them, built once here.
     """
+    # the rows were checked once, when they were read: the canonical form
+    # (trusted) is what every measure reads, with no second check
+    from ._input import BinaryInput
+
+    data = BinaryInput(y.astype(np.uint8), p, w)
     # already on the measures' weight scale (rescaled)
-    held = HeldStatistic(binary_statistic(y, p, w, rescale=True), canonical=True)
+    held = HeldStatistic(binary_statistic(data, None, rescale=True), canonical=True)
     return {
-        key: float(m._function(held) if key in _SHARED_STATISTIC
-                   else m._function(y, p, sample_weight=w))
+        key: float(m._function(held) if key in _SHARED_STATISTIC else m._function(data))
         for key, m in objects.items()
     }
 
