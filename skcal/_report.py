@@ -293,9 +293,10 @@ def measure_choices():
 
 
 def selected_measures(names):
-    """The report keys of ``names`` (keys or function names); every one when None.
+    """The report keys of ``names`` (keys or function names), in the report's order.
 
-    A ValueError names the choices when a name is not a registered measure.
+    Every measure when ``names`` is None. A ValueError names the choices
+    when a name is not a registered measure.
     """
     choices = measure_choices()
     if names is None:
@@ -303,7 +304,6 @@ def selected_measures(names):
     by_name = {}
     for key, function in choices:
         by_name[key] = by_name[function] = key
-    out = []
     for name in names:
         if name not in by_name:
             raise ValueError(
@@ -311,9 +311,9 @@ def selected_measures(names):
                 f"choose from {', '.join(key for key, _ in choices)} (or their "
                 "function names)."
             )
-        if by_name[name] not in out:
-            out.append(by_name[name])
-    return out
+    chosen = {by_name[name] for name in names}
+    # in the report's own order, as in the full table
+    return [key for key, _ in choices if key in chosen]
 
 
 def gate_decision(entry, max_error, mode, confidence):

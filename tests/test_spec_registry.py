@@ -186,7 +186,7 @@ def test_toy_measure_selectable_in_process(toy):
     from skcal._report import calibration_summary, measure_choices, selected_measures
 
     assert ("toy", "toy_abs_error") in measure_choices()
-    assert selected_measures(["toy_abs_error", "toy", "smce"]) == ["toy", "smce"]
+    assert selected_measures(["toy_abs_error", "toy", "smce"]) == ["smce", "toy"]
     rng = np.random.default_rng(3)
     p = rng.uniform(size=100)
     y = (rng.uniform(size=100) < p).astype(float)

@@ -164,12 +164,15 @@ def multiclass_input(y_true, y_prob, sample_weight=None, labels=None):
         )
     check_same_length(y, P, "y_prob")
     w = check_sample_weight(sample_weight, y.shape[0])
-    check_probability_matrix(P, name="y_prob", input_dtype=input_dtype)
     one_d = P.ndim == 1
+    # the class of each column first: a wrong number of columns is named as such
+    classes = resolve_labels(
+        y, labels, 2 if one_d else P.shape[1], proba_name="y_prob", one_d=one_d
+    )
+    check_probability_matrix(P, name="y_prob", input_dtype=input_dtype)
     if one_d:
         # binary: the probability of the second class, as predict_proba[:, 1]
         P = np.column_stack([1.0 - P, P])
-    classes = resolve_labels(y, labels, P.shape[1], proba_name="y_prob", one_d=one_d)
     index = label_positions(classes, y).astype(np.intp)
     P = P.view()
     P.flags.writeable = False
