@@ -11,7 +11,6 @@ import json
 import os
 import sys
 import textwrap
-from collections.abc import Sequence
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -22,6 +21,7 @@ from ._interval import _DISCRETE_COUNT, _basic, _Cells, _Layout
 from ._interval_bounds import scdl_bound_of_cells
 from ._progress import _Progress
 from ._report_input import ReportInputError, read_report_input, safe_text
+from ._report_measures import MEASURES, selected_measures
 from .measures import MEASURE_CLASSES
 
 # draws of dCE (one linear program each): the Monte Carlo error of an
@@ -41,27 +41,6 @@ __all__ = [
     "read_predictions",
 ]
 
-# (key, short label, function in skcal.metrics, one plain line), read off the
-# measure classes (the registry): every binary measure. Each line fits 80
-# columns after a two-space indent and the label.
-class _Measures(Sequence):
-    """The list, read off the measure registry (skcal._specs) at each use."""
-
-    def _rows(self):
-        return [
-            (cls._tester_name, cls._label, cls._function_name, cls._plain)
-            for cls in MEASURE_CLASSES
-            if cls._proba == "binary" and cls._spec.report
-        ]
-
-    def __getitem__(self, index):
-        return self._rows()[index]
-
-    def __len__(self):
-        return len(self._rows())
-
-
-MEASURES = _Measures()
 
 
 def calibration_summary(
@@ -280,40 +259,6 @@ def calibration_summary(
         summary["gate"] = gate_decision(measures["dce"], max_error, gate, confidence)
     summary["measures"] = {key: measures[key] for key in shown}
     return summary
-
-
-def measure_choices():
-    """The measures the report can list: ``(report key, function name)`` of each.
-
-    Read off the registry (``skcal._specs``) at each use: a measure
-    registered by a plugin is a choice of ``--measure`` as soon as it is
-    registered.
-    """
-    return [(key, function) for key, _, function, _ in MEASURES]
-
-
-def selected_measures(names):
-    """The report keys of ``names`` (keys or function names), in the report's order.
-
-    Every measure when ``names`` is None. A ValueError names the choices
-    when a name is not a registered measure.
-    """
-    choices = measure_choices()
-    if names is None:
-        return [key for key, _ in choices]
-    by_name = {}
-    for key, function in choices:
-        by_name[key] = by_name[function] = key
-    for name in names:
-        if name not in by_name:
-            raise ValueError(
-                f"--measure {safe_text(str(name))!r} is not a measure of the report; "
-                f"choose from {', '.join(key for key, _ in choices)} (or their "
-                "function names)."
-            )
-    chosen = {by_name[name] for name in names}
-    # in the report's own order, as in the full table
-    return [key for key, _ in choices if key in chosen]
 
 
 def gate_decision(entry, max_error, mode, confidence):

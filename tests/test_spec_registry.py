@@ -183,7 +183,8 @@ def test_toy_measure_is_a_cli_option(tmp_path):
 
 def test_toy_measure_selectable_in_process(toy):
     """The choices are read off the registry: registered -> a choice; gone after."""
-    from skcal._report import calibration_summary, measure_choices, selected_measures
+    from skcal._report import calibration_summary
+    from skcal._report_measures import measure_choices, selected_measures
 
     assert ("toy", "toy_abs_error") in measure_choices()
     assert selected_measures(["toy_abs_error", "toy", "smce"]) == ["smce", "toy"]

@@ -12,7 +12,13 @@ from .._grouped import binary_statistic, sketch_error_bound
 from .._input import check_size
 from .._kernels import _ldtc
 from .._specs import MeasureSpec, register
-from ._ldtc_program import _HIGHS_OPTIONS, _fixed_columns, _Highs, _HighsProgram
+from ._ldtc_program import (  # _HighsModelStatus: read here by the tests
+    _HIGHS_OPTIONS,
+    _fixed_columns,
+    _Highs,
+    _HighsModelStatus,  # noqa: F401
+    _HighsProgram,
+)
 
 __all__ = ["grid_points", "ldtc_core", "lower_distance_to_calibration"]
 

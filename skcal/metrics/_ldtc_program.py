@@ -42,7 +42,7 @@ try:  # SciPy >= 1.15 ships HiGHS's own Python binding (private module)
     from scipy.optimize._highspy._core import _Highs
     from scipy.optimize._highspy._core import kHighsInf as _HIGHS_INF
 except ImportError:  # pragma: no cover - older SciPy: linprog for every solve
-    _Highs = None
+    _Highs = _HighsLp = _HighsModelStatus = _MatrixFormat = _HIGHS_INF = None
 if _Highs is not None and not all(  # a private binding: check what is used
     hasattr(_Highs, name)
     for name in ("addCols", "changeColsBounds", "changeRowBounds", "getInfo",
@@ -50,7 +50,7 @@ if _Highs is not None and not all(  # a private binding: check what is used
 ):  # pragma: no cover
     _Highs = None
 
-__all__ = ["_HIGHS_OPTIONS", "_Highs", "_HighsProgram", "_fixed_columns"]
+__all__ = ["_HIGHS_OPTIONS", "_Highs", "_HighsModelStatus", "_HighsProgram", "_fixed_columns"]
 
 _HIGHS_OPTIONS = {
     # The program is small and well structured; presolve only costs time.
