@@ -14,6 +14,7 @@ examples:
   python -m skcal report preds.csv --label y --proba p
   python -m skcal report preds.csv --label y --proba p0 p1 p2 --html r.html
   python -m skcal report preds.csv --label y --proba p --json
+  python -m skcal report preds.csv --label y --proba p --measure smce dce
   python -m skcal report preds.csv --label y --proba p \\
       --max-error 0.02                   # exit status 1 unless certified (CI)
 
@@ -100,6 +101,15 @@ def _parser():
         metavar="LABEL",
         help="positive class for one or two --proba columns, one of the labels "
         "in the file (default: 1 for 0/1 or -1/1 labels, True for true/false)",
+    )
+    report.add_argument(
+        "--measure",
+        nargs="+",
+        metavar="NAME",
+        help="the measures to report, by key or function name: any registered "
+        "measure the report lists (smce, dce, cutoff, cdl, scdl, binned_ece, and "
+        "measures registered by plugins; a wrong name lists them); default: every "
+        "one. The test reads smce and --max-error dCE either way",
     )
     report.add_argument("--name", help="model name in the table")
     report.add_argument(

@@ -77,12 +77,18 @@ import numpy as np
 from ._grouped import GroupedStatistic, canonical_statistic, group
 from ._held import HeldStatistic
 from ._input import (
+    binary_input,
     check_binary_calibration_input,
-    plain_binary_rows,
-    plain_weights_on_scale,
     power_of_two_scale,
 )
-from ._interval_bounds import _SCDL_GUARANTEE, _cutoff_band, _kumar_debiased_l2, _scdl_bound
+from ._interval_bounds import (
+    _SCDL_GUARANTEE,
+    _cutoff_band,
+    _ece_cells,
+    _kumar_debiased_l2,
+    _plain_ece_cells,
+    _scdl_bound,
+)
 
 __all__ = ["measure_interval"]
 
@@ -271,6 +277,37 @@ def _gamma_mass(rng, mass, sq):
     return out
 
 
+def _boundary(y_true, y_prob, sample_weight, params):
+    """In-memory rows -> the boundary's ``BinaryInput``, once, for everything below.
+
+    Returns ``(y_true, y_prob, sample_weight, target)``: the canonical form
+    with ``y_prob = sample_weight = None`` and the target ("binary" or
+    "top-label") for rows; the arguments as given and None for a sketch,
+    Dask input or a canonical form (those are read as they are).
+    """
+    dask = any(type(a).__module__.startswith("dask") for a in (y_true, y_prob, sample_weight))
+    if dask or callable(getattr(y_true, "grouped_statistic", None)) or callable(
+        getattr(y_true, "canonical_rows", None)
+    ):
+        return y_true, y_prob, sample_weight, None
+    target = "top-label" if np.ndim(y_prob) == 2 and np.shape(y_prob)[1] > 2 else "binary"
+    data = binary_input(
+        y_true, y_prob, sample_weight, pos_label=params.get("pos_label"),
+        multiclass=params.get("multiclass", "top-label"), labels=params.get("labels"),
+    )
+    return data, None, None, target
+
+
+def _canonical_plain_rows(data):
+    """``(y, p, w)`` of a canonical form as the one-pass kernels read them (w None: unit)."""
+    y, p, w = data.canonical_rows()
+    if w.strides == (0,) and (w.shape[0] == 0 or w[0] == 1.0):
+        w = None
+    else:
+        w = np.ascontiguousarray(w, dtype=np.float64)
+    return y, p, w
+
+
 def _binary_cells(measure, y_true, y_prob, sample_weight, params):
     """Validate once; return ``(cells, estimate, target)``.
 
@@ -333,25 +370,33 @@ def _binary_cells(measure, y_true, y_prob, sample_weight, params):
         # a sketch does not record whether its rows were top-label reductions
         target = "binary or top-label (as the sketch was built)"
         return _Cells(G, c * neg, c * pos), None, target
-    if y_prob is None:
+    canonical = callable(getattr(y_true, "canonical_rows", None))
+    if y_prob is None and not canonical:
         raise ValueError("y_prob is required (the predicted probabilities).")
     layout = _Layout(measure)
     if layout.edges is not None:
-        # uniform binned ECE: the measure validates; plain rows are then
-        # summed into the cells by its own one-pass kernel
+        # uniform binned ECE: the measure validates (or reads the canonical
+        # form); plain rows are then summed into the cells by its own
+        # one-pass kernel
         estimate = float(measure(y_true, y_prob, sample_weight=sample_weight))
-        cells = _plain_ece_cells(y_true, y_prob, sample_weight, params, layout)
+        if canonical:
+            cells = _ece_cells(*_canonical_plain_rows(y_true), layout)
+        else:
+            cells = _plain_ece_cells(y_true, y_prob, sample_weight, params, layout)
         if cells is not None:
             return cells, estimate, "binary"
-    y, p, w = check_binary_calibration_input(
-        y_true,
-        y_prob,
-        sample_weight,
-        pos_label=params.get("pos_label"),
-        multiclass=params.get("multiclass", "top-label"),
-        labels=params.get("labels"),
-        compact=True,
-    )
+    if canonical:
+        y, p, w = y_true.canonical_rows()
+    else:
+        y, p, w = check_binary_calibration_input(
+            y_true,
+            y_prob,
+            sample_weight,
+            pos_label=params.get("pos_label"),
+            multiclass=params.get("multiclass", "top-label"),
+            labels=params.get("labels"),
+            compact=True,
+        )
     target = "top-label" if np.ndim(y_prob) == 2 and np.shape(y_prob)[1] > 2 else "binary"
     w = _on_scale(w)
     unit = w.strides == (0,) or bool(np.all(w == w[0]))
@@ -380,60 +425,6 @@ def _on_scale(w):
     is unchanged): their squares neither underflow nor overflow."""
     e = power_of_two_scale(np.max(w)) if w.shape[0] and np.max(w) > 0 else 0
     return w if e == 0 else np.ldexp(w, e)
-
-
-def _plain_ece_cells(y_true, y_prob, sample_weight, params, layout):
-    """The ECE layout's cells of plain, already validated rows, or None.
-
-    The cells are ``n_cells`` equal bins (the measure's bin edges are among
-    theirs); ``checked_uniform_bin_sums`` gives per cell the weight and the
-    residual ``sum w (y - p)``, and with the outcomes read as 1 the
-    prediction sum: two passes (four with weights, for the squares).
-    """
-    from ._kernels._binning import checked_uniform_bin_sums
-
-    rows = plain_binary_rows(
-        y_true, y_prob, sample_weight, pos_label=params.get("pos_label"),
-        multiclass=params.get("multiclass", "top-label"),
-    )
-    if rows is None:
-        return None
-    y, p, w = rows
-    w = plain_weights_on_scale(w)
-    if w is False:
-        return None
-    edges = np.arange(layout.n_cells + 1) / layout.n_cells
-    ones = np.ones(p.shape[0], np.uint8)
-
-    def cell_sums(weights):
-        """Per cell: weight, positive weight, weight times prediction."""
-        a, b = np.zeros((layout.n_cells, 2)), np.zeros((layout.n_cells, 2))
-        if not (
-            checked_uniform_bin_sums(p, y, weights, edges, a)
-            and checked_uniform_bin_sums(p, ones, weights, edges, b)
-        ):
-            return None
-        pw = a[:, 0] - b[:, 1]
-        # (rounding of the differences must not leave the cell's mass)
-        return a[:, 0], np.clip(a[:, 1] + pw, 0.0, a[:, 0]), pw
-
-    first = cell_sums(w)
-    if first is None:
-        return None
-    W, pos, vw = first
-    if w is None:  # counts: exact integers (the difference above is rounded)
-        pos = np.rint(pos)
-    W2, pos2, _ = (W, pos, None) if w is None else cell_sums(np.square(w))
-    # the differences above are exact up to rounding: an outcome's mass
-    # below 1e-9 of its cell's is that rounding (weights are on the scale
-    # of the largest, in [1, 2)), and is 0, so cells match a sketch's
-    no_pos = pos <= 1e-9 * W
-    no_neg = W - pos <= 1e-9 * W
-    pos = np.where(no_pos, 0.0, np.where(no_neg, W, pos))
-    pos2 = np.where(no_pos, 0.0, np.where(no_neg, W2, pos2))
-    below = np.nextafter(edges[1:], 0.0)
-    below[-1] = 1.0
-    return _Cells.from_sums(vw, W - pos, pos, W2 - pos2, pos2, bounds=(edges[:-1], below))
 
 
 def _row_cells(y, p, w, unit, layout):
@@ -640,16 +631,21 @@ def measure_interval(
         allowed.append("analytic")
     _check_options(confidence, method, n_resamples, allowed)
     params = measure.get_params(deep=False)
+    y_true, y_prob, sample_weight, rows_target = _boundary(
+        y_true, y_prob, sample_weight, params
+    )
     if name == "scdl" and method in ("auto", "analytic"):
         estimate, low, high, n_eff, target = _scdl_bound(
             measure, y_true, y_prob, sample_weight, params, confidence
         )
+        target = rows_target or target
         return Bunch(
             estimate=estimate, low=low, high=high, confidence=float(confidence),
             method="analytic", debiased=None, n_resamples=None, target=target,
             n_effective=n_eff, guarantee=_SCDL_GUARANTEE,
         )
     cells, estimate, target = _binary_cells(measure, y_true, y_prob, sample_weight, params)
+    target = rows_target or target
     rng = check_random_state(random_state)
     if estimate is None:
         options = {
@@ -750,28 +746,29 @@ def _row_interval(
     from sklearn.utils import check_random_state
     _check_options(confidence, method, n_resamples, ("auto", "bootstrap"))
     rng = check_random_state(random_state)
+    from ._input import multiclass_input
     from ._interval_utility import utility_interval
 
+    # the boundary, once: every evaluation below reads the canonical form
+    data = multiclass_input(
+        y_true, y_prob, sample_weight, measure.get_params(deep=False).get("labels")
+    )
     return utility_interval(
-        measure, y_true, y_prob, sample_weight, confidence, n_resamples, rng, _basic,
-        lambda: _family_interval(measure, y_true, y_prob, sample_weight, confidence,
-                                 n_resamples, rng),
+        measure, data, confidence, n_resamples, rng, _basic,
+        lambda: _family_interval(measure, data, confidence, n_resamples, rng),
     )
 
 
-def _family_interval(measure, y_true, y_prob, sample_weight, confidence, n_resamples, rng):
+def _family_interval(measure, data, confidence, n_resamples, rng):
     """Bayesian bootstrap on the rows: one evaluation of the measure per draw."""
     from sklearn.utils import Bunch
-    if sample_weight is None:
-        n = len(y_true)
-        w = np.ones(n)
-    else:
-        w = np.asarray(sample_weight, dtype=np.float64)
-        n = w.shape[0]
-    estimate = float(measure(y_true, y_prob, sample_weight=sample_weight))
+
+    w = np.asarray(data.w, dtype=np.float64)
+    n = data.n
+    estimate = float(measure(data))
     draws = np.array(
         [
-            measure(y_true, y_prob, sample_weight=w * rng.standard_exponential(n))
+            measure(data.with_weights(w * rng.standard_exponential(n)))
             for _ in range(n_resamples)
         ]
     )

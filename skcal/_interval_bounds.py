@@ -55,6 +55,19 @@ def _scdl_bound(measure, y_true, y_prob, sample_weight, params, confidence):
         sq = cells.pos2 + cells.neg2
         total = float(cells.G.total)
     else:
+        if callable(getattr(y_true, "canonical_rows", None)):
+            # the boundary's canonical form: read as it is, no second check
+            value, details = soft_binned_cdl(
+                y_true, y_prob, sample_weight=sample_weight, m=m, return_details=True
+            )
+            from ._interval import _on_scale
+
+            _, p, w = y_true.canonical_rows()
+            p = np.ascontiguousarray(p, dtype=np.float64)
+            w = _on_scale(np.asarray(w, dtype=np.float64))
+            total = float(w.sum())
+            low, high, n_eff = _scdl_finish(details, p, np.square(w), total, m, confidence)
+            return float(value), low, high, n_eff, "binary"
         if y_prob is None:
             raise ValueError("y_prob is required (the predicted probabilities).")
         opts = {k: params.get(k) for k in ("pos_label", "labels")}
@@ -241,3 +254,64 @@ def _kumar_debiased_l2(cells, measure):
     with np.errstate(divide="ignore", invalid="ignore"):
         term = (ybar - pbar) ** 2 - np.where(n_b > 1, ybar * (1 - ybar) / (n_b - 1), 0.0)
     return float(np.sqrt(max(float(np.sum(W * term)) / G.total, 0.0)))
+
+
+def _plain_ece_cells(y_true, y_prob, sample_weight, params, layout):
+    """The ECE layout's cells of plain, already validated rows, or None.
+
+    The cells are ``n_cells`` equal bins (the measure's bin edges are among
+    theirs); ``checked_uniform_bin_sums`` gives per cell the weight and the
+    residual ``sum w (y - p)``, and with the outcomes read as 1 the
+    prediction sum: two passes (four with weights, for the squares).
+    """
+
+    rows = plain_binary_rows(
+        y_true, y_prob, sample_weight, pos_label=params.get("pos_label"),
+        multiclass=params.get("multiclass", "top-label"),
+    )
+    if rows is None:
+        return None
+    return _ece_cells(*rows, layout)
+
+
+def _ece_cells(y, p, w, layout):
+    """:func:`_plain_ece_cells` of plain rows ``(y, p, w)`` (``w`` None: unit weights)."""
+    from ._kernels._binning import checked_uniform_bin_sums
+
+    w = plain_weights_on_scale(w)
+    if w is False:
+        return None
+    edges = np.arange(layout.n_cells + 1) / layout.n_cells
+    ones = np.ones(p.shape[0], np.uint8)
+
+    def cell_sums(weights):
+        """Per cell: weight, positive weight, weight times prediction."""
+        a, b = np.zeros((layout.n_cells, 2)), np.zeros((layout.n_cells, 2))
+        if not (
+            checked_uniform_bin_sums(p, y, weights, edges, a)
+            and checked_uniform_bin_sums(p, ones, weights, edges, b)
+        ):
+            return None
+        pw = a[:, 0] - b[:, 1]
+        # (rounding of the differences must not leave the cell's mass)
+        return a[:, 0], np.clip(a[:, 1] + pw, 0.0, a[:, 0]), pw
+
+    first = cell_sums(w)
+    if first is None:
+        return None
+    W, pos, vw = first
+    if w is None:  # counts: exact integers (the difference above is rounded)
+        pos = np.rint(pos)
+    W2, pos2, _ = (W, pos, None) if w is None else cell_sums(np.square(w))
+    # the differences above are exact up to rounding: an outcome's mass
+    # below 1e-9 of its cell's is that rounding (weights are on the scale
+    # of the largest, in [1, 2)), and is 0, so cells match a sketch's
+    no_pos = pos <= 1e-9 * W
+    no_neg = W - pos <= 1e-9 * W
+    pos = np.where(no_pos, 0.0, np.where(no_neg, W, pos))
+    pos2 = np.where(no_pos, 0.0, np.where(no_neg, W2, pos2))
+    below = np.nextafter(edges[1:], 0.0)
+    below[-1] = 1.0
+    from ._interval import _Cells
+
+    return _Cells.from_sums(vw, W - pos, pos, W2 - pos2, pos2, bounds=(edges[:-1], below))

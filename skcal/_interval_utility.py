@@ -37,8 +37,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from ._input import canonical_weights
-from .metrics._multiclass import check_multiclass_input
-from .utilities._engine import Predictions, evaluate_blocks
+from .utilities._engine import evaluate_blocks
 from .utilities._families import members, resolve_utility
 
 __all__ = ["utility_cells", "utility_interval"]
@@ -136,20 +135,20 @@ def utility_cells(v, d, r, w):
     return _UtilityCells(A[keep], A2[keep], D[keep], C[keep], D2[keep], start, merged)
 
 
-def utility_interval(measure, y_true, y_prob, sample_weight, confidence, n_resamples, rng,
-                     basic, row_interval):
+def utility_interval(measure, data, confidence, n_resamples, rng, basic, row_interval):
     """The bootstrap interval of a single-utility measure from its cells.
 
-    ``basic`` is :func:`skcal._interval._basic`; a finite family goes to
-    ``row_interval`` (the row-level bootstrap).
+    ``data`` is the boundary's ``MulticlassInput`` (checked once by the
+    caller); ``basic`` is :func:`skcal._interval._basic`; a finite family
+    goes to ``row_interval`` (the row-level bootstrap).
     """
     params = measure.get_params(deep=False)
-    y, P, w = check_multiclass_input(y_true, y_prob, sample_weight, params.get("labels"))
-    utilities = members(resolve_utility(params["utility"]), P.shape[1])
+    w = data.w
+    utilities = members(resolve_utility(params["utility"]), data.n_classes)
     if len(utilities) != 1:
         return row_interval()
-    estimate = float(measure(y_true, y_prob, sample_weight=sample_weight))
-    _, V, realised = next(evaluate_blocks(utilities, Predictions(P, y), 1))
+    estimate = float(measure(data))
+    _, V, realised = next(evaluate_blocks(utilities, data.predictions(), 1))
     v = np.asarray(V[0], np.float64)
     r = np.asarray(realised[0], np.float64)
     # the measures' weight scale (exact): squares neither underflow nor overflow

@@ -12,7 +12,6 @@ import numbers
 import os
 import sys
 import textwrap
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -24,6 +23,7 @@ from ._interval import _DISCRETE_COUNT, _basic, _Cells, _Layout
 from ._interval_bounds import scdl_bound_of_cells
 from ._progress import _Progress
 from ._report_input import ReportInputError, read_report_input, safe_text
+from ._report_measures import MEASURES, selected_measures
 
 # draws of dCE (one linear program each): the Monte Carlo error of an
 # interval end from 80 draws is about 2.5 points of coverage (binomial
@@ -44,27 +44,6 @@ __all__ = [
     "read_predictions",
 ]
 
-# (key, short label, function in skcal.metrics, one plain line), read off the
-# registry: every binary measure. Each line fits 80 columns after a two-space
-# indent and the label.
-class _Measures(Sequence):
-    """The list, read off the measure registry (skcal._specs) at each use."""
-
-    def _rows(self):
-        return [
-            (spec.tester_name, spec.label, spec.name, spec.docs)
-            for spec in _specs.specs()
-            if spec.proba == "binary" and spec.report
-        ]
-
-    def __getitem__(self, index):
-        return self._rows()[index]
-
-    def __len__(self):
-        return len(self._rows())
-
-
-MEASURES = _Measures()
 
 
 def calibration_summary(
@@ -80,6 +59,7 @@ def calibration_summary(
     tolerance=None,
     random_state=0,
     progress=None,
+    measures=None,
 ):
     """Every measure with its interval and scale, the test, and the gate.
 
@@ -135,12 +115,18 @@ def calibration_summary(
     random_state : int, RandomState instance or None, default=0
     progress : callable, default=None
         Called as ``progress(done, total)`` during the resampling.
+    measures : list of str, default=None
+        The measures to report, by report key (``"smce"``) or function name
+        (``"smooth_calibration_error"``): any registered measure the report
+        lists (:func:`measure_choices`); every one when None. The test reads
+        smCE and the gate dCE whether or not they are listed.
 
     Returns
     -------
     summary : dict
         ``n``, ``measures`` (key to ``{"value", "low", "high", "method",
-        "null_median", "null_95"}``), ``test`` (``calibrated``, ``p_value``,
+        "null_median", "null_95"}``, for the measures asked for), ``test``
+        (``calibrated``, ``p_value``,
         ``alpha``, ``measure``, ``n_resamples``, ``statistic``), and with
         ``max_error``, ``gate`` (see :func:`gate_decision`).
 
@@ -162,7 +148,9 @@ def calibration_summary(
         max_error = tolerance
     rng = _check_random_state(random_state)
     _forget_dce_session()
-    objects = {key: _measure_object(key) for key, *_ in MEASURES}
+    shown = selected_measures(measures)
+    needed = {*shown, "smce"} | ({"dce"} if max_error is not None else set())
+    objects = {key: _measure_object(key) for key, *_ in MEASURES if key in needed}
     if p is None:  # a sketch: everything from the grouped statistic
         sketch = y
         G = sketch.grouped_statistic()
@@ -207,12 +195,16 @@ def calibration_summary(
     # it solves: on 2 cores the two overlap (the wall time, not the CPU).
     solver = ThreadPoolExecutor(max_workers=1)
     try:
-        return _summary(
+        summary = _summary(
             objects, values, cells, works, of, n, rng, B, confidence, max_error, gate,
             progress, solver,
         )
     finally:
         solver.shutdown(cancel_futures=True)
+    # the measures asked for (--measure); smCE (the test) and dCE (the gate)
+    # are computed whatever is shown
+    summary["measures"] = {key: summary["measures"][key] for key in shown}
+    return summary
 
 
 def _summary(objects, values, cells, works, of, n, rng, B, confidence, max_error, gate,
@@ -235,7 +227,7 @@ def _summary(objects, values, cells, works, of, n, rng, B, confidence, max_error
     # SCDL's interval is its finite-sample bound (the bootstrap of its
     # upward-biased plug-in does not cover): no bootstrap draws of its own
     n_boot["scdl"] = 0
-    if bound_cdl:
+    if bound_cdl and "cdl" in objects:
         n_boot["cdl"] = 0
         if works[of["cdl"]].merged:
             # merged cells are discrete predictions, whose plug-in CDL is
@@ -280,15 +272,17 @@ def _summary(objects, values, cells, works, of, n, rng, B, confidence, max_error
                 m, values[key], centers[key], boot[key], null[key], confidence
             ))
         measures[key] = entry
-    if B >= 20:
+    if B >= 20 and ("scdl" in objects or "cdl" in objects):
         # SCDL: the finite-sample bound of SCDL's interval (see
         # skcal.SoftBinnedCDL.interval), from the grouped statistic and the
         # squared weights of its values (rows or sketch alike)
         sq = np.asarray(cells.pos2, np.float64) + np.asarray(cells.neg2, np.float64)
-        m_scdl = objects["scdl"].get_params(deep=False).get("m")
-        low, high = scdl_bound_of_cells(cells.G, sq, m_scdl, confidence)
-        measures["scdl"].update(low=low, high=high, method="analytic")
-        if bound_cdl:
+        scdl = objects["scdl"] if "scdl" in objects else _measure_object("scdl")
+        m_scdl = scdl.get_params(deep=False).get("m")
+        if "scdl" in objects:
+            low, high = scdl_bound_of_cells(cells.G, sq, m_scdl, confidence)
+            measures["scdl"].update(low=low, high=high, method="analytic")
+        if bound_cdl and "cdl" in objects:
             # the plug-in CDL of continuous scores estimates nothing: SCDL <= CDL
             # (Lemma 3.4 of Bairaktari et al.) bounds it from below, one-sided
             low = scdl_bound_of_cells(cells.G, sq, m_scdl, 2 * confidence - 1)[0]
@@ -386,11 +380,15 @@ def _row_values(objects, y, p, w):
     in ``_SHARED_STATISTIC`` read the statistic that ``binary_statistic``
     would build for them, built once here.
     """
+    # the rows were checked once, when they were read: the canonical form
+    # (trusted) is what every measure reads, with no second check
+    from ._input import BinaryInput
+
+    data = BinaryInput(y.astype(np.uint8), p, w)
     # already on the measures' weight scale (rescaled)
-    held = HeldStatistic(binary_statistic(y, p, w, rescale=True), canonical=True)
+    held = HeldStatistic(binary_statistic(data, None, rescale=True), canonical=True)
     return {
-        key: float(m._function(held) if key in _SHARED_STATISTIC
-                   else m._function(y, p, sample_weight=w))
+        key: float(m._function(held) if key in _SHARED_STATISTIC else m._function(data))
         for key, m in objects.items()
     }
 
@@ -548,12 +546,15 @@ def format_table(summaries, *, title=None, notes=()):
     names = list(summaries)
     first = summaries[names[0]]
     prefix = _prefix(first)
-    label_w = max(len(m[1]) for m in MEASURES)
+    rows = [m for m in MEASURES if m[0] in first["measures"]]
+    label_w = max([len(m[1]) for m in rows] + [len("calibrated? (test)")])
     # user-given names: escaped, and cut so that a line keeps to 80 columns
     shown = [_short(safe_text(n), 80 - label_w - 2) for n in names]
     pct = f"{100 * first.get('confidence', 0.95):g}%"
     # several models (the demo) do not fit 80 columns with intervals
-    interval = len(names) == 1 and first["measures"]["smce"].get("low") is not None
+    interval = len(names) == 1 and any(
+        m.get("low") is not None for m in first["measures"].values()
+    )
     head = f"{prefix}value [{pct} CI] (calib.)*" if interval else f"{prefix}value (calib.)*"
     col_w = max(len(head), *(len(n) for n in shown))
     lines = [] if title is None else [safe_text(title)]
@@ -563,7 +564,7 @@ def format_table(summaries, *, title=None, notes=()):
     head1 = " " * label_w + "".join(f"  {n:>{col_w}}" for n in shown)
     head2 = " " * label_w + "".join(f"  {head:>{col_w}}" for _ in names)
     lines += [head1, head2, "-" * len(head2)]
-    for key, label, _, _ in MEASURES:
+    for key, label, _, _ in rows:
         cells = [
             f"  {_cell(summaries[n]['measures'][key], interval):>{col_w}}" for n in names
         ]
@@ -597,7 +598,7 @@ def format_table(summaries, *, title=None, notes=()):
         "statistically clear.",
         "",
     ]
-    for _, label, _, meaning in MEASURES:
+    for _, label, _, meaning in rows:
         lines.append(f"{label:<{label_w}}  {meaning}")
     for name in names:
         if "gate" in summaries[name]:
@@ -687,7 +688,7 @@ def summary_json(summary, path=None, notes=None):
     each column) go under ``"input"``; user text is escaped.
     """
     data = {k: v for k, v in summary.items() if not k.startswith("_")}
-    data["measure_labels"] = {m[0]: m[1] for m in MEASURES}
+    data["measure_labels"] = {m[0]: m[1] for m in MEASURES if m[0] in data["measures"]}
     if path is not None:
         data["file"] = safe_text(os.fspath(path))
     if notes is not None:
@@ -727,6 +728,10 @@ def run_report(args, out=print, err=None):
             f"--max-error reads the interval of dCE, which needs --resamples of at "
             f"least 20 (got {args.resamples})."
         )
+    try:
+        selected_measures(getattr(args, "measure", None))
+    except ValueError as exc:
+        return fail(exc)
     if args.html:
         problem = _html_target_problem(args.html)
         if problem:
@@ -752,6 +757,7 @@ def run_report(args, out=print, err=None):
             gate=mode,
             random_state=args.random_state,
             progress=_progress_printer(err),
+            measures=getattr(args, "measure", None),
         )
     except ValueError as exc:
         return fail(safe_text(exc))

@@ -44,6 +44,8 @@ def render_html(
     rows = []
     prefix = _prefix(summary)
     for key, label, _, meaning in MEASURES:
+        if key not in summary["measures"]:
+            continue  # not asked for (--measure)
         m = summary["measures"][key]
         null = "" if m["null_95"] is None else f"{m['null_95']:.4f}"
         ci = ""

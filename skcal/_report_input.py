@@ -26,7 +26,7 @@ import os
 
 import numpy as np
 
-from ._input import check_binary_calibration_input, power_of_two_scale
+from ._input import check_binary_calibration_input, multiclass_input, power_of_two_scale
 from ._report_files import csv_chunks, parquet_chunks
 from ._report_labels import Labels, as_number, classes_of_columns, positive_class
 from ._report_text import ReportInputError, quoted, safe_text
@@ -316,6 +316,10 @@ def read_report_input(path, label, proba, weight=None, classes=None, pos_label=N
             j = np.fromiter(
                 (target[s] for s in chunk_labels), dtype=np.intp, count=len(chunk_labels)
             )
+            if not use_sketch:
+                # the rows' boundary below: the canonical multiclass form
+                kept.append((j, P, w))
+                continue
             # top-label: the largest probability, ties to the first column
             top = np.argmax(P, axis=1)
             p = P[np.arange(P.shape[0]), top]
@@ -341,7 +345,14 @@ def read_report_input(path, label, proba, weight=None, classes=None, pos_label=N
         w = None if weight is None else np.concatenate([k[2] for k in kept])
         del kept
         try:
-            y, p, w = check_binary_calibration_input(y, p, w)
+            if len(proba) > 2:
+                # the boundary's multiclass form (classes are the columns, in
+                # order): top-label rows derived once, nothing checked again
+                y, p, w = multiclass_input(
+                    y, p, w, labels=np.arange(len(proba))
+                ).canonical_rows()
+            else:
+                y, p, w = check_binary_calibration_input(y, p, w)
         except ValueError as exc:
             raise ReportInputError(f"{name}: {safe_text(exc)}") from None
         data.y = np.asarray(y, dtype=np.float64)

@@ -141,6 +141,88 @@ def test_toy_measure_in_the_cli_report(tmp_path):
     assert toy["value"] == pytest.approx(_reference(y, p, np.ones(200)), rel=1e-9)
 
 
+def test_toy_measure_is_a_cli_option(tmp_path):
+    """``report --measure toy`` selects the plugin's measure; a wrong name lists it."""
+    (tmp_path / "sitecustomize.py").write_text(TOY)
+    rng = np.random.default_rng(2)
+    p = rng.uniform(size=200)
+    y = (rng.uniform(size=200) < p).astype(int)
+    (tmp_path / "preds.csv").write_text(
+        "y,p\n" + "".join(f"{int(a)},{float(b)!r}\n" for a, b in zip(y, p))
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
+
+    def report(*options):
+        return subprocess.run(
+            [sys.executable, "-m", "skcal", "report", "preds.csv", "--label", "y",
+             "--proba", "p", "--resamples", "20", *options],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+        )
+
+    # by report key and by function name: only what is asked for
+    for names in (["toy", "cutoff"], ["toy_abs_error", "cutoff_calibration_error"]):
+        out = report("--json", "--measure", *names)
+        assert out.returncode == 0, out.stderr
+        summary = json.loads(out.stdout)
+        assert list(summary["measures"]) == ["cutoff", "toy"]
+        assert set(summary["measure_labels"]) == {"cutoff", "toy"}
+        value = summary["measures"]["toy"]["value"]
+        assert value == pytest.approx(_reference(y, p, np.ones(200)), rel=1e-9)
+        assert summary["test"]["measure"] == "smce"  # the test reads smCE anyway
+    # the table lists the chosen measures only
+    out = report("--measure", "toy")
+    assert out.returncode == 0, out.stderr
+    assert "toy mean |y - p|" in out.stdout
+    assert "smooth calibration error" not in out.stdout.split("calibrated?")[0]
+    # a wrong name: exit 2, and the choices, the plugin's among them
+    out = report("--measure", "nope")
+    assert out.returncode == 2
+    assert "nope" in out.stderr and "toy" in out.stderr and "smce" in out.stderr
+
+
+def test_toy_measure_selectable_in_process(toy):
+    """The choices are read off the registry: registered -> a choice; gone after."""
+    from skcal._report import calibration_summary
+    from skcal._report_measures import measure_choices, selected_measures
+
+    assert ("toy", "toy_abs_error") in measure_choices()
+    assert selected_measures(["toy_abs_error", "toy", "smce"]) == ["smce", "toy"]
+    rng = np.random.default_rng(3)
+    p = rng.uniform(size=100)
+    y = (rng.uniform(size=100) < p).astype(float)
+    s = calibration_summary(y, p, np.ones(100), n_resamples=0, measures=["toy"])
+    assert list(s["measures"]) == ["toy"]
+    assert s["measures"]["toy"]["value"] == pytest.approx(_reference(y, p, np.ones(100)))
+    _specs.unregister("toy_abs_error")
+    try:
+        with pytest.raises(ValueError, match="toy"):
+            selected_measures(["toy"])
+    finally:
+        exec(compile(TOY, "<toy measure>", "exec"), {})
+
+
+def test_docs_table_is_generated_from_the_specs(toy, tmp_path):
+    """doc/conf.py writes the measures table from the registry (the toy included)."""
+    import runpy
+    import types
+
+    conf = _ROOT.parent / "doc" / "conf.py"
+    if not conf.is_file():
+        pytest.skip("no doc/ beside the package (an installed copy)")
+    pytest.importorskip("tomllib")
+    write = runpy.run_path(str(conf))["write_measures_table"]
+    path = write(types.SimpleNamespace(srcdir=str(tmp_path)))
+    text = path.read_text(encoding="utf-8")
+    assert text.endswith(_specs.docs_table())
+    for spec in _specs.specs():
+        assert f"| `{spec.name}` | `{spec.class_name}` | `{spec.score_name}` " in text
+    assert "`toy_abs_error`" in text and "mean absolute gap" in text
+    # the page includes it
+    page = (_ROOT.parent / "doc" / "measures.md").read_text(encoding="utf-8")
+    assert "_generated/measures_table.md" in page
+
+
 def test_builtin_specs_derive_the_public_names():
     names = [s.name for s in _specs.specs()]
     assert names == [c._function_name for c in measures.MEASURE_CLASSES]

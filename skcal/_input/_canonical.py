@@ -14,6 +14,7 @@ import numpy as np
 
 from .._grouped import group
 from ._checks import check_binary_calibration_input, power_of_two_scale
+from ._multiclass import MulticlassInput
 
 __all__ = ["BinaryInput", "binary_input"]
 
@@ -73,8 +74,16 @@ def binary_input(y_true, y_prob, sample_weight=None, *, pos_label=None,
     """THE boundary of the binary measures: any accepted input -> :class:`BinaryInput`.
 
     A :class:`BinaryInput` is returned as it is (``y_prob`` and
-    ``sample_weight`` must then be None).
+    ``sample_weight`` must then be None); a :class:`MulticlassInput` gives
+    its (cached) top-label rows.
     """
+    if isinstance(y_true, MulticlassInput):
+        if y_prob is not None or sample_weight is not None:
+            raise ValueError(
+                "y_true is a MulticlassInput, which already holds the predictions "
+                "and weights: pass y_prob=None and sample_weight=None."
+            )
+        return y_true.top_label()
     if isinstance(y_true, BinaryInput):
         if y_prob is not None or sample_weight is not None:
             raise ValueError(

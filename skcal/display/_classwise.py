@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._input import BinaryInput, multiclass_input
 from .._pyplot import import_pyplot
 from ._common import check_estimator_proba, check_name, estimator_name
 from ._reliability import OVERLAYS, ReliabilityDisplay
@@ -195,23 +196,22 @@ class ClassWiseReliabilityDisplay:
         band_level, random_state,
     ):
         """The display of checked parameters, not drawn yet."""
-        P = np.asarray(y_prob)
-        if P.ndim != 2 or P.shape[1] < 2:
+        if np.ndim(y_prob) != 2 or np.shape(y_prob)[1] < 2:
             raise ValueError(
-                f"y_prob must have shape (n_samples, n_classes), got {P.shape}."
+                f"y_prob must have shape (n_samples, n_classes), got {np.shape(y_prob)}."
             )
-        y = np.asarray(y_true)
-        classes = np.unique(y) if labels is None else np.asarray(labels)
-        if classes.shape[0] != P.shape[1]:
-            raise ValueError(
-                f"y_prob has {P.shape[1]} columns but there are {classes.shape[0]} "
-                "classes; pass labels, the class of each column."
-            )
-        displays = [
-            ReliabilityDisplay._compute(
-                (y == c).astype(np.float64),
-                P[:, k],
-                sample_weight=sample_weight,
+        # the boundary, once: each class's rows are cut from the canonical
+        # form (one column of the checked matrix against 1{y = class})
+        data = multiclass_input(y_true, y_prob, sample_weight, labels=labels)
+        classes = data.classes
+        displays = []
+        for k in range(data.n_classes):
+            p = np.ascontiguousarray(data.P[:, k])
+            p.flags.writeable = False
+            displays.append(ReliabilityDisplay._compute(
+                BinaryInput((data.y == k).astype(np.uint8), p, data.w),
+                None,
+                sample_weight=None,
                 pos_label=None,
                 labels=None,
                 n_bins=n_bins,
@@ -219,9 +219,7 @@ class ClassWiseReliabilityDisplay:
                 band_level=band_level,
                 random_state=random_state,
                 name=None,
-            )
-            for k, c in enumerate(classes)
-        ]
+            ))
         return cls(displays, classes)
 
     @classmethod

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._input import check_binary_calibration_input
+from .._input import binary_input
 from .._pyplot import import_pyplot
 from ..metrics import (
     binned_ece,
@@ -447,16 +447,15 @@ class ReliabilityDisplay:
         name,
     ):
         """The display of checked parameters, not drawn yet."""
-        y, p, w = check_binary_calibration_input(
+        # the boundary, once: every measure below reads the canonical form
+        data = binary_input(
             y_true, y_prob, sample_weight, pos_label=pos_label, labels=labels
         )
-        y, p, w = (np.asarray(a, dtype=np.float64) for a in (y, p, w))
+        y, p, w = (np.ascontiguousarray(a, dtype=np.float64) for a in data.canonical_rows())
         top_label = np.ndim(y_prob) == 2 and np.shape(y_prob)[1] > 2
         # the measures and bins on the reduced binary data (y, p, w)
         ece, bins = binned_ece(
-            y,
-            p,
-            sample_weight=w,
+            data,
             n_bins=n_bins,
             strategy="quantile",
             return_details=True,
@@ -474,13 +473,9 @@ class ReliabilityDisplay:
             )
             tail = (1 - band_level) / 2
             band = np.quantile(freq, [tail, 1 - tail], axis=0)
-        smce, smce_details = smooth_calibration_error(
-            y, p, sample_weight=w, return_details=True
-        )
-        cutoff, cutoff_details = cutoff_calibration_error(
-            y, p, sample_weight=w, return_details=True
-        )
-        scdl, scdl_details = soft_binned_cdl(y, p, sample_weight=w, return_details=True)
+        smce, smce_details = smooth_calibration_error(data, return_details=True)
+        cutoff, cutoff_details = cutoff_calibration_error(data, return_details=True)
+        scdl, scdl_details = soft_binned_cdl(data, return_details=True)
         mstar = int(scdl_details.m)
         scdl_bins = (mstar, None, None, None)
         if mstar <= 4096:  # m* = 2**40 when the data are calibrated to ~1e-12

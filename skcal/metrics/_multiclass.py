@@ -6,20 +6,11 @@ from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
-from .._input import (
-    as_probability_array,
-    canonical_weights,
-    check_probability_matrix,
-    check_same_length,
-    check_sample_weight,
-    check_y_true,
-    label_positions,
-    resolve_labels,
-)
+from .._input import canonical_weights, multiclass_input
 from .._kernels._interval import argsort_rows, max_abs_interval_rows
 from .._specs import MeasureSpec, register
 from ..utilities import TopClass, TopK
-from ..utilities._engine import Predictions, evaluate_blocks
+from ..utilities._engine import evaluate_blocks
 from ..utilities._families import (
     LinearFamily,
     RankFamily,
@@ -47,58 +38,6 @@ _BLOCK_ELEMENTS = 1 << 22
 
 # Sample size of the eCDF of a continuous family, as in Hegazy et al., Section 5.
 _DEFAULT_N_UTILITIES = 1500
-
-
-def check_multiclass_input(y_true, y_prob, sample_weight=None, labels=None):
-    """Validate ``(y_true, y_prob, sample_weight)`` for a multiclass measure.
-
-    Parameters
-    ----------
-    y_true : array-like of shape (n_samples,)
-        Observed class labels.
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Rows are probability vectors over the classes (non-negative, summing
-        to 1 within 1e-6). A 1-D array is the probability of the second of
-        two classes.
-    sample_weight : array-like of shape (n_samples,), default=None
-    labels : array-like of shape (n_classes,), default=None
-        The class of each column, sorted (an estimator's ``classes_``); by
-        default the sorted distinct labels of ``y_true`` when there are
-        ``n_classes`` of them (or {0, 1} / {-1, 1} for two columns); any
-        other case is ambiguous and raises.
-
-    Returns
-    -------
-    y : ndarray of shape (n_samples,), intp
-        Column of the observed class in each row.
-    P : ndarray of shape (n_samples, n_classes), float64, C-contiguous
-        May be ``y_prob`` itself (no copy of a float64 C-ordered matrix,
-        which can be large): callers only read it.
-    w : ndarray of shape (n_samples,), float64
-    """
-    y = check_y_true(y_true)
-    input_dtype = getattr(y_prob, "dtype", None)
-    P = np.ascontiguousarray(as_probability_array(y_prob, "y_prob"))
-    if P.ndim not in (1, 2):
-        raise ValueError(
-            "y_prob must be of shape (n_samples, n_classes) or (n_samples,), "
-            f"got shape {P.shape}."
-        )
-    if P.ndim == 2 and P.shape[1] == 1:
-        raise ValueError(
-            "y_prob has a single column; pass the probability of the second "
-            "class as a 1-D array or the full (n_samples, n_classes) matrix."
-        )
-    check_same_length(y, P, "y_prob")
-    w = check_sample_weight(sample_weight, y.shape[0])
-    check_probability_matrix(P, name="y_prob", input_dtype=input_dtype)
-    one_d = P.ndim == 1
-    if one_d:
-        # binary: the probability of the second class, as predict_proba[:, 1]
-        P = np.column_stack([1.0 - P, P])
-    classes = resolve_labels(y, labels, P.shape[1], proba_name="y_prob", one_d=one_d)
-    index = label_positions(classes, y)
-    return index.astype(np.intp), P, w
 
 
 def _worst_intervals(utilities, data, w):
@@ -229,7 +168,9 @@ def utility_calibration_error(
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Observed class labels.
+        Observed class labels (or the boundary's canonical form,
+        ``skcal._input.MulticlassInput``, with ``y_prob`` and
+        ``sample_weight`` None: it is read without a second check).
     y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
         Predicted probability vectors (``predict_proba`` output): rows
         non-negative and summing to 1 within 1e-6. A 1-D array is the
@@ -297,13 +238,13 @@ def utility_calibration_error(
     >>> utility_calibration_error(y_true, y_prob, TopK(2))
     0.1875
     """
-    y, P, w = check_multiclass_input(y_true, y_prob, sample_weight, labels)
+    data = multiclass_input(y_true, y_prob, sample_weight, labels)
     resolved = resolve_utility(utility)
-    utilities = members(resolved, P.shape[1])
+    utilities = members(resolved, data.n_classes)
     if len(utilities) == 1 and _is_top_class(utilities[0]):
-        value, lower, upper, sign = _top_class(Predictions(P, y), w)
+        value, lower, upper, sign = _top_class(data.predictions(), data.w)
     else:
-        value, lower, upper, sign = _worst_intervals(utilities, Predictions(P, y), w)
+        value, lower, upper, sign = _worst_intervals(utilities, data.predictions(), data.w)
     worst = int(np.argmax(value))
     result = float(value[worst])
     if not return_details:
@@ -411,9 +352,9 @@ def utility_calibration_ecdf(
     >>> bool(np.all(np.diff(levels) > 0) and np.all(np.diff(ecdf) > 0))
     True
     """
-    y, P, w = check_multiclass_input(y_true, y_prob, sample_weight, labels)
-    utilities = _sampled_utilities(family, P.shape[1], n_utilities, random_state)
-    errors = _worst_intervals(utilities, Predictions(P, y), w)[0]
+    data = multiclass_input(y_true, y_prob, sample_weight, labels)
+    utilities = _sampled_utilities(family, data.n_classes, n_utilities, random_state)
+    errors = _worst_intervals(utilities, data.predictions(), data.w)[0]
     levels, counts = np.unique(errors, return_counts=True)
     return errors, levels, np.cumsum(counts) / errors.shape[0]
 

@@ -13,13 +13,15 @@ from sklearn.utils.parallel import Parallel, delayed
 from .._grouped import canonical_statistic, group
 from .._held import HeldStatistic
 from .._input import (
+    binary_input,
     canonical_weights,
     check_binary_calibration_input,
+    multiclass_input,
     power_of_two_scale,
 )
 from .._kernels._flow import smce_bernoulli
 from ..measures import MEASURE_CLASSES, SmoothCalibrationError, UtilityCalibrationError
-from ..metrics._multiclass import check_multiclass_input, utility_calibration_error
+from ..metrics._multiclass import utility_calibration_error
 
 _THEOREMS = {
     "theorem 3": 'Theorem 3 of Hu, Jambulapati, Tian and Yang, "Testing '
@@ -113,11 +115,9 @@ def _as_value(value, where="on the data"):
 def _in_tester_terms(message):
     """A measure function's input error, in the arguments of the tester.
 
-    The functions take ``labels=`` and the multiclass one ``y_proba``;
-    ``CalibrationTester.fit`` takes ``y_prob`` and sets labels through the
-    measure.
+    The functions take ``labels=``; ``CalibrationTester.fit`` sets labels
+    through the measure.
     """
-    message = message.replace("y_proba", "y_prob")
     return message.replace(
         "pass labels= (the estimator's classes_)",
         "set the measure's labels to the estimator's classes_ "
@@ -183,6 +183,7 @@ class _BinaryData:
             n = float(counts.sum())
             self.n = int(n)
             self.p = self.w = None
+            self.data = y_true  # what the interval reads: the sketch itself
             self.scale = scale
             self.counts = counts
             self.n_eff = n
@@ -193,7 +194,9 @@ class _BinaryData:
                 params["pos_label"] = pos_label
             if labels is not None and params.get("labels") is None:
                 params["labels"] = labels
-            y, p, w = check_binary_calibration_input(
+            # the boundary, once: the canonical form is also what the
+            # tester's interval reads (CalibrationTester._fit)
+            self.data = binary_input(
                 y_true,
                 y_prob,
                 sample_weight,
@@ -201,7 +204,9 @@ class _BinaryData:
                 multiclass=params.get("multiclass", "top-label"),
                 labels=params.get("labels"),
             )
-            w = canonical_weights(w)  # the measures' weight scale (exact)
+            y, p, w = self.data.canonical_rows()
+            # the measures' weight scale (exact), one weight per row
+            w = canonical_weights(np.ascontiguousarray(w, dtype=np.float64))
             G = group(y, p, w)
             self.n = y.shape[0]
             _weight_summary(self, w)
@@ -295,29 +300,27 @@ class _UtilityData:
     def __init__(self, measure, y_true, y_prob, sample_weight, labels):
         if labels is not None and measure.labels is None:
             measure.set_params(labels=labels)
-        self.statistic = _as_value(measure(y_true, y_prob, sample_weight))
-        _, P, w = check_multiclass_input(
-            y_true, y_prob, sample_weight, labels=measure.labels
-        )
-        self.P = P
-        self.w = w
+        # the boundary, once: the statistic and every draw read the canonical form
+        data = multiclass_input(y_true, y_prob, sample_weight, labels=measure.labels)
+        self.statistic = _as_value(measure(data))
+        self.data = data
+        P = data.P
+        self.w = data.w
         self.cumulative = np.cumsum(np.asarray(P, dtype=np.float64), axis=1)
-        self.classes = np.arange(P.shape[1])
+        self.last = P.shape[1] - 1
         self.utility = measure.utility
         self.n = P.shape[0]
-        _weight_summary(self, np.asarray(w, dtype=np.float64))
+        _weight_summary(self, np.asarray(self.w, dtype=np.float64))
 
     def draw(self, seed):
         u = np.random.default_rng(seed).random(self.n)
         y_star = np.count_nonzero(self.cumulative <= u[:, None], axis=1)
-        np.minimum(y_star, self.classes[-1], out=y_star)
+        np.minimum(y_star, self.last, out=y_star)
         return _as_value(
             utility_calibration_error(
-                y_star,
-                self.P,
-                sample_weight=self.w,
+                self.data.with_outcomes(y_star.astype(np.intp, copy=False)),
+                None,
                 utility=self.utility,
-                labels=self.classes,
             ),
             "on a resample",
         )

@@ -728,9 +728,13 @@ default=None
             target = "top-label"
         else:
             target = None
+        # the interval reads the canonical form the null was built on (no
+        # second check); a custom measure's data has none (and no interval)
+        canonical = getattr(data, "data", None)
+        rows = (canonical, None, None) if canonical is not None else (
+            y_true, y_prob, sample_weight)
         interval = _measure_interval(
-            measure, y_true, y_prob, sample_weight, self.pos_label, labels, 1 - alpha,
-            self.random_state,
+            measure, *rows, self.pos_label, labels, 1 - alpha, self.random_state,
         )
         self.result_ = CalibrationTestResult(
             interval=interval,
