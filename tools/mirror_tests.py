@@ -4,6 +4,7 @@ Idempotent: run it from anywhere inside the repository, as often as wanted::
 
     python tools/mirror_tests.py          # do it
     python tools/mirror_tests.py --check  # only report what it would do
+    python tools/mirror_tests.py --private  # list private imports of public names
 
 What it does, each step skipping what is already done:
 
@@ -760,6 +761,33 @@ def fix_extra_mentions(plan):
         plan.write(path, text)
 
 
+def report_private_imports(plan):
+    """Imports of a public name through a private module (``skcal._x``, ``skcal.y._z``)."""
+    import importlib
+
+    public = ["skcal"] + [f"skcal.{p}" for p in PACKAGE_FOLDERS if not p.startswith("_")]
+    modules = {m: importlib.import_module(m) for m in public}
+    for path in sorted(TESTS.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.ImportFrom) and node.module
+                    and node.module.startswith("skcal")
+                    and any(part.startswith("_") for part in node.module.split("."))):
+                continue
+            source = importlib.import_module(node.module)
+            for a in node.names:
+                obj = getattr(source, a.name, None)
+                if a.name.startswith("_") or obj is None:
+                    continue
+                where = [m for m, mod in modules.items()
+                         if getattr(mod, a.name, None) is obj
+                         and a.name in getattr(mod, "__all__", [a.name])]
+                if where:
+                    plan.say(f"{path.relative_to(ROOT)}:{node.lineno}: {a.name} from "
+                             f"{node.module}: public in {', '.join(where)}")
+
+
 # --- main -----------------------------------------------------------------------
 
 
@@ -767,8 +795,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only say what would be done")
     parser.add_argument("--no-ruff", action="store_true", help="do not sort the imports")
+    parser.add_argument("--private", action="store_true",
+                        help="only list private imports of public names (imports skcal)")
     args = parser.parse_args(argv)
     plan = Plan(args.check)
+    if args.private:
+        report_private_imports(plan)
+        return 0
     move_files(plan)
     if not args.check:
         split_reference(plan)

@@ -8,9 +8,9 @@ input against the same function through the full validator.
 import numpy as np
 import pytest
 
+from skcal import binned_ece
 from skcal._kernels._binning import checked_uniform_bin_sums, uniform_bin_sums
 from skcal.metrics import _ece
-from skcal.metrics._ece import binned_ece
 
 from reference_ece import (
     binned_ece_reference,

@@ -9,9 +9,9 @@ with the same function on input that goes through the full validator.
 import numpy as np
 import pytest
 
+from skcal import soft_binned_cdl
 from skcal._kernels._binning import checked_soft_bin, soft_bin
 from skcal.metrics import _scdl
-from skcal.metrics._scdl import soft_binned_cdl
 
 from reference_ece import plain_rows_reference
 from reference_scdl import class_soft_bins_reference, scdl_reference
