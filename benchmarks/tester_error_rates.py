@@ -1,6 +1,6 @@
 """Measure the error rates of CalibrationTester by simulation.
 
-The full versions of the simulations in ``tests/test_tester.py``. For each
+The full versions of the simulations in ``tests/tester/test_tester.py``. For each
 scenario (a data distribution with known dCE) and tester, the share of
 independent data sets on which the tester answers "not calibrated":
 

@@ -1,8 +1,10 @@
 """Test-suite set-up: import path and hypothesis profiles.
 
-* ``tests/`` is put on ``sys.path`` so that the shared helpers
-  (``reference.py``, ``cases.py``) import the same way under every pytest
-  import mode, not only under the default ``prepend`` mode.
+* ``tests/`` and every folder in it are put on ``sys.path``, so that the
+  shared helpers (``adapters.py``, ``cases.py``) and the slow twins beside
+  the tests (``tests/<package>/reference_<module>.py``) import by their
+  basename from any test file, whichever was collected first. Basenames are
+  therefore unique across tests/ (``tools/mirror_tests.py`` checks it).
 * Hypothesis profiles: ``quick`` (the default, for a development loop) and
   ``ci`` (thorough: more examples per property, no deadline, derandomised so
   a CI failure reproduces). ``.ci/run`` selects ``ci`` with
@@ -16,7 +18,11 @@ import sys
 
 from hypothesis import HealthCheck, settings
 
-sys.path.insert(0, os.path.dirname(__file__))
+_here = os.path.dirname(os.path.abspath(__file__))
+for _folder, _subfolders, _files in sorted(os.walk(_here), reverse=True):
+    _subfolders[:] = [s for s in _subfolders if not s.startswith((".", "_"))]
+    if _folder not in sys.path:
+        sys.path.insert(0, _folder)
 
 settings.register_profile(
     "quick",

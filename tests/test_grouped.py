@@ -20,7 +20,7 @@ from skcal._grouped import GroupedStatistic, binary_statistic, group
 from skcal._kernels._interval import argsort_rows, group_radix, group_sorted
 
 from cases import random_cases
-from reference import grouped_reference
+from reference_grouped import grouped_reference
 
 CASES = random_cases(31, 300, max_n=80)
 

@@ -3,7 +3,7 @@
 The benchmark's pipeline (data of Section 9 of Bairaktari, Hu, Nguyen and
 Ullman, a logistic-regression predictor, the four measures with the paper's
 options) is run for alpha = 0.8 on small evaluation samples, and every
-measure is compared with the slow references of ``tests/reference.py``; the
+measure is compared with the slow references of ``reference_*.py``; the
 benchmark's own SCDL helpers (used for the variants it investigates) are
 checked against the same reference.
 """
@@ -14,13 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reference import (
-    binned_ece_reference,
-    cutoff_bruteforce,
-    scdl_m_reference,
-    scdl_reference,
-    smce_linprog,
-)
+from reference_cutoff import cutoff_bruteforce
+from reference_ece import binned_ece_reference
+from reference_scdl import scdl_m_reference, scdl_reference
+from reference_smce import smce_linprog
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "repro_scdl_table2.py"
 

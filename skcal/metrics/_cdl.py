@@ -55,7 +55,7 @@ Derivation of the closed form
    there, so it is evaluated at those points (one sweep keeping the sums
    of the active terms) and the majorant is their upper convex hull, built
    in the same sweep: O(K log K) after the sort, no LP.
-   ``tests/reference.py`` checks this against the dense menu LP of Hu and
+   ``tests/metrics/reference_cdl.py`` checks this against the dense menu LP of Hu and
    Wu, Theorem 3.11 written straight from the theorem.
 """
 

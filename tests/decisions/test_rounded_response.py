@@ -5,11 +5,6 @@ import pickle
 import numpy as np
 import pytest
 import sklearn
-from decisions_helpers import (
-    bound_ratios,
-    random_task,
-    structured_tasks,
-)
 from numpy.testing import assert_allclose, assert_array_equal
 from packaging.version import Version
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -27,6 +22,11 @@ from skcal import (
 )
 
 from adapters import ProbabilityRows
+from decisions_helpers import (
+    bound_ratios,
+    random_task,
+    structured_tasks,
+)
 
 # --- RoundedResponseClassifier -------------------------------------------------------
 

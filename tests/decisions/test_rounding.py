@@ -4,15 +4,6 @@ import pickle
 
 import numpy as np
 import pytest
-from decisions_helpers import (
-    MISCALIBRATIONS,
-    bound_ratios,
-    random_task,
-    response_distribution,
-    rounded_sample,
-    simulate,
-    structured_tasks,
-)
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
 from sklearn.datasets import make_classification
@@ -27,10 +18,16 @@ from skcal import (
 )
 
 from cases import over_cases
-from reference import (
-    hard_binned_scdl_reference,
-    scdl_m_reference,
+from decisions_helpers import (
+    MISCALIBRATIONS,
+    bound_ratios,
+    random_task,
+    response_distribution,
+    rounded_sample,
+    simulate,
+    structured_tasks,
 )
+from reference_scdl import hard_binned_scdl_reference, scdl_m_reference
 
 # --- SCDLRounding ----------------------------------------------------------------
 

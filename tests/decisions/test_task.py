@@ -4,10 +4,6 @@ import pickle
 
 import numpy as np
 import pytest
-from decisions_helpers import (
-    one_hot,
-    random_task,
-)
 from numpy.testing import assert_allclose, assert_array_equal
 
 from skcal import (
@@ -15,10 +11,11 @@ from skcal import (
 )
 
 from cases import over_cases
-from reference import (
-    best_response_bruteforce,
-    swap_regret_bruteforce,
+from decisions_helpers import (
+    one_hot,
+    random_task,
 )
+from reference_task import best_response_bruteforce, swap_regret_bruteforce
 
 # --- DecisionTask ----------------------------------------------------------------
 

@@ -23,7 +23,10 @@ from skcal import (  # noqa: E402
 )
 from skcal.display._band import null_bin_frequencies, soft_bins  # noqa: E402
 
-from reference import null_bin_frequencies_reference, soft_bins_reference  # noqa: E402
+from reference_reliability import (  # noqa: E402
+    null_bin_frequencies_reference,
+    soft_bins_reference,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 

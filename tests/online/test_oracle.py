@@ -8,7 +8,7 @@ from numpy.testing import assert_allclose
 from skcal.online import OnlineMSRForecaster
 from skcal.online._oracle import ExpertOracle, step3
 
-import reference as ref
+import reference_oracle as ref
 
 # --- the expert oracle ---------------------------------------------------------------
 

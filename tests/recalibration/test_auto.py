@@ -9,7 +9,6 @@ import pickle
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
-from reference_auto import argmin_choice_reference
 from sklearn.base import BaseEstimator, clone
 from sklearn.metrics import log_loss
 from sklearn.model_selection import StratifiedKFold
@@ -18,6 +17,8 @@ from sklearn.utils import check_random_state
 from skcal.recalibration import AutoRecalibrator, UtilityPatchingRecalibrator
 from skcal.recalibration._auto import choose
 from skcal.recalibration._common import draw_seed, with_column_labels
+
+from reference_auto import argmin_choice_reference
 
 FAST = ["temperature", "spline"]
 

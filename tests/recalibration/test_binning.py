@@ -5,18 +5,19 @@ import warnings
 
 import numpy as np
 import pytest
-from reference_binning import (
-    OnProbabilities,
-    histogram_binning,
-    platt_by_bfgs,
-    smoothed_isotonic_step,
-)
 from sklearn.base import clone
 from sklearn.isotonic import IsotonicRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcal.recalibration import HistogramBinning, IsotonicCalibration, ScalingBinning
 from skcal.recalibration._binning import fit_platt, isotonic_blocks
+
+from reference_binning import (
+    OnProbabilities,
+    histogram_binning,
+    platt_by_bfgs,
+    smoothed_isotonic_step,
+)
 
 ALL = [IsotonicCalibration(random_state=0), HistogramBinning(random_state=0),
        ScalingBinning(random_state=0)]

@@ -1,7 +1,7 @@
 """Tests for RecalibratedClassifier, the chain of recalibrators and the
 meta-estimator's use of utility patching.
 
-Expected values come from the slow references in tests/reference.py (the
+Expected values come from the slow references in tests/recalibration/reference_patching.py (the
 simplex projection by bisection on the KKT threshold, Algorithm 1 by brute
 force over all intervals, the Brier score by loops) or are derived by hand in
 the comments.
@@ -40,9 +40,7 @@ from skcal.online import OnlineRecalibratedClassifier
 from skcal.recalibration import AutoRecalibrator, TemperatureScaling
 
 from adapters import ProbabilityRows
-from reference import (
-    brier_multiclass,
-)
+from reference_patching import brier_multiclass
 
 # --- data -------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """Tests for skcal.recalibration: utility patching (paper 001, Appendix A).
 
-Expected values come from the slow references in tests/reference.py (the
+Expected values come from the slow references in reference_*.py (the
 simplex projection by bisection on the KKT threshold, Algorithm 1 by brute
 force over all intervals, the Brier score by loops) or are derived by hand in
 the comments.
@@ -24,7 +24,7 @@ from skcal import (
 )
 from skcal.recalibration import Patch, project_simplex
 
-from reference import (
+from reference_patching import (
     brier_multiclass,
     patching_reference,
     simplex_projection_bisection,
@@ -746,7 +746,7 @@ def _kernel_cases(seed, n_cases):
 
 
 def test_projection_kernel_is_bit_for_bit_the_numpy_sort_projection():
-    from reference import simplex_projection_sort_numpy
+    from reference_patching import simplex_projection_sort_numpy
 
     rng = np.random.RandomState(21)
     cases = _projection_cases()
@@ -765,7 +765,7 @@ def test_projection_kernel_is_bit_for_bit_the_numpy_sort_projection():
 def test_patch_step_kernel_is_bit_for_bit_numpy():
     from skcal.recalibration._patch_ops import patch_rows as _patch_rows
 
-    from reference import simplex_projection_sort_numpy
+    from reference_patching import simplex_projection_sort_numpy
 
     rng = np.random.RandomState(22)
     n_cases = 0
@@ -788,7 +788,7 @@ def test_rank_utilities_kernel_is_bit_for_bit_the_utilities_own_evaluation():
     from skcal.utilities import TopClass
     from skcal.utilities import TopK as TK
 
-    from reference import predicted_and_realised_bruteforce
+    from reference_utilities import predicted_and_realised_bruteforce
 
     n_cases = 0
     for _case, P, y in _kernel_cases(23, 154):
@@ -833,7 +833,7 @@ def test_rank_utilities_kernel_is_bit_for_bit_the_utilities_own_evaluation():
 def test_top_k_indicator_is_the_top_k_utility_matrix():
     from skcal.recalibration._patch_ops import top_k_indicator as _top_k_indicator
 
-    from reference import utility_vector_bruteforce
+    from reference_utilities import utility_vector_bruteforce
 
     n_cases = 0
     for _case, P, _ in _kernel_cases(24, 154):
@@ -892,14 +892,14 @@ def test_patching_kernels_check_shapes():
 )
 def test_fast_fit_is_bit_for_bit_the_numpy_fit(params, monkeypatch):
     # The fit with the compiled kernels against the same fit with their numpy
-    # twins: the projection of tests/reference.py, the utilities' own
+    # twins: the projection of reference_patching.py, the utilities' own
     # evaluation and utility matrices, v_u recomputed for every patch. The
     # patches (utilities, intervals, signs, steps), the fitted and replayed
     # predictions and the history must be equal to the last bit.
     import skcal.recalibration._patch_ops as ops
     import skcal.recalibration._patching as module
 
-    from reference import simplex_projection_sort_numpy
+    from reference_patching import simplex_projection_sort_numpy
 
     def numpy_evaluate(self, P, rows=None):
         if rows is None:

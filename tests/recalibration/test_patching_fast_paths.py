@@ -1,7 +1,7 @@
 """The patching fit's fast paths against their slow twins (issue 14: fit time).
 
 The fit must not move when it gets faster: its patches are pinned, bit for
-bit, to the fit as first written (``tests/reference.py``), and every
+bit, to the fit as first written (``tests/recalibration/reference_patching.py``), and every
 compiled kernel it uses is checked against numpy on many random cases.
 """
 
@@ -14,7 +14,7 @@ from skcal.recalibration._patching import _check_family
 from skcal.utilities import ClassWise, TopClass, TopK, UtilityFamily
 from skcal.utilities._families import members
 
-from reference import patching_fit_reference
+from reference_patching import patching_fit_reference
 
 
 def _softmax(Z):

@@ -5,7 +5,6 @@ import warnings
 
 import numpy as np
 import pytest
-import reference_scaling as ref
 from scipy.optimize import check_grad
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -23,6 +22,8 @@ from skcal.recalibration import (
     _affine,
     _scaling,
 )
+
+import reference_scaling as ref
 
 ALL = [
     SigmoidCalibration(),

@@ -5,14 +5,15 @@ import warnings
 
 import numpy as np
 import pytest
-from reference_binning import OnProbabilities
-from reference_spline import penalised_logistic, roughness
 from scipy.interpolate import CubicSpline
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcal.recalibration import SplineCalibration
 from skcal.recalibration._spline import _NaturalSpline, _newton
+
+from reference_binning import OnProbabilities
+from reference_spline import penalised_logistic, roughness
 
 
 def test_basis_spans_natural_cubic_splines():

@@ -5,14 +5,15 @@ import warnings
 
 import numpy as np
 import pytest
-from reference_binning import OnProbabilities
-from reference_venn_abers import venn_abers_pair, venn_abers_proba
 from sklearn.base import clone
 from sklearn.model_selection import KFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcal.recalibration import VennAbersCalibration
 from skcal.recalibration._venn_abers import _VennAbersMap
+
+from reference_binning import OnProbabilities
+from reference_venn_abers import venn_abers_pair, venn_abers_proba
 
 
 def _binary_case(rng, n):
@@ -178,9 +179,9 @@ def test_compiled_table_matches_vectorised_and_naive_twins():
     Many random cases: ties (scores on a coarse grid), integer and real
     weights with zeros, n = 1, scores exactly 0 and 1, one outcome only.
     """
-    from reference_venn_abers import venn_abers_table_vectorised
-
     from skcal.recalibration._venn_abers import venn_abers_table
+
+    from reference_venn_abers import venn_abers_table_vectorised
 
     rng = np.random.default_rng(7)
     for case in range(300):

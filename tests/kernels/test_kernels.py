@@ -252,7 +252,7 @@ def test_group_two_sorted_equals_group_sorted_bit_for_bit():
 
 def test_smce_value_matches_the_frontier_backtrack():
     # the forward-pass value against the frontier-and-backtrack value of the
-    # same dual (its own test compares that one with the LP of reference.py)
+    # same dual (its own test compares that one with the LP of reference_ldtc.py)
     rng = np.random.default_rng(8)
     for i in range(400):
         n = int(rng.integers(1, 50))

@@ -7,7 +7,7 @@ from skcal import calibration_decision_loss, soft_binned_cdl
 from skcal.metrics._scdl import _MAX_LEVEL, _RowSource, _self_balancing_scdl
 
 from cases import over_cases, random_case, random_cases, repeat_rows
-from reference import scdl_m_reference, scdl_reference
+from reference_scdl import scdl_m_reference, scdl_reference
 
 # Levels up to 2**12 are checked against the O(n m + m * nnz) reference.
 REF_LEVEL = 12

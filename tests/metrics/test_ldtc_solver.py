@@ -16,7 +16,7 @@ from skcal import lower_distance_to_calibration
 from skcal._grouped import GroupedStatistic, binary_statistic, group
 
 from cases import random_case
-from reference import ldtc_dense_lp, ldtc_dual_objective
+from reference_ldtc import ldtc_dense_lp, ldtc_dual_objective
 
 pytestmark = pytest.mark.skipif(
     ldtc_module._Highs is None, reason="SciPy without HiGHS's own binding: linprog only"

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from skcal import binned_ece
 
 from cases import over_cases, random_case, random_cases, repeat_rows
-from reference import binned_ece_reference
+from reference_ece import binned_ece_reference
 
 NORMS = ["l1", "l2", "max"]
 STRATEGIES = ["uniform", "quantile"]

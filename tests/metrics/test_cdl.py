@@ -12,7 +12,7 @@ from skcal._grouped import group
 from skcal.metrics._cdl import _profile_hull, _upper_hull
 
 from cases import over_cases, random_case, random_cases, repeat_rows
-from reference import (
+from reference_cdl import (
     _cdl_groups,
     best_responses_reference,
     cdl_dense_lp,

@@ -4,7 +4,7 @@ Class-wise, top-K and top-class members are measured as the cutoff
 calibration error of ``(v_u(p), event)`` with the grouped statistic shared
 with that measure (``skcal.metrics._uc_binary``). Checked on many random
 cases (ties, weights with zeros, one row, one-hot rows so p in {0, 1}, one
-class observed) against the brute-force UC of tests/reference.py, against
+class observed) against the brute-force UC of tests/metrics/reference_multiclass.py, against
 the general path of every utility (``_general_intervals``), and bit for
 bit against ``cutoff_calibration_error`` of the member's binary data (the
 general path differs from it in the last bits: that part fails on the old
@@ -12,8 +12,6 @@ code, where the family was measured by the general path).
 """
 
 import numpy as np
-from test_multiclass import random_weights
-from test_utilities import random_labels, random_proba
 
 from skcal import (
     ClassWise,
@@ -27,7 +25,9 @@ from skcal._kernels._members import cutoff_two_sorted, cutoff_unit
 from skcal.metrics._multiclass import _general_intervals
 from skcal.utilities._engine import Predictions
 
-from reference import utility_calibration_bruteforce
+from reference_multiclass import utility_calibration_bruteforce
+from test_multiclass import random_weights
+from test_utilities import random_labels, random_proba
 
 
 def _case(rng):

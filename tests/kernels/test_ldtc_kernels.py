@@ -8,7 +8,7 @@ values and potentials must be equal bit for bit, not only within tolerance.
 The twin solves with ``scipy.optimize.linprog``, so these tests make
 ``_solve_on_grid`` do so too (``_USE_LINPROG``) and cut torn blocks as the
 twin does (``_GRADE = None``); the HiGHS model refined in place that it
-uses otherwise, and the graded cuts, are checked in tests/test_ldtc_solver.py.
+uses otherwise, and the graded cuts, are checked in tests/metrics/test_ldtc_solver.py.
 """
 
 import tracemalloc
@@ -22,7 +22,7 @@ from skcal._grouped import group
 from skcal._kernels import _ldtc
 
 from cases import random_case
-from reference import ldtc_dense_lp, ldtc_solve_on_grid_arrays
+from reference_ldtc import ldtc_dense_lp, ldtc_solve_on_grid_arrays
 
 
 def _grid(rng):

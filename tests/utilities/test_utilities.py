@@ -1,4 +1,4 @@
-"""Utilities and families (skcal.utilities) against the brute force of tests/reference.py."""
+"""Utilities and families (skcal.utilities) against the brute force of reference_utilities.py."""
 
 import pickle
 
@@ -26,7 +26,7 @@ from skcal import (
 from skcal.utilities._engine import distinct_rows, ranks
 
 from cases import over_cases
-from reference import (
+from reference_utilities import (
     predicted_and_realised_bruteforce,
     rank_bruteforce,
     utility_vector_bruteforce,

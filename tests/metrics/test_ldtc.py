@@ -13,7 +13,7 @@ from skcal import (
 from skcal._grouped import group
 
 from cases import over_cases, random_case, random_cases, repeat_rows
-from reference import ldtc_dense_lp, ldtc_dual_objective
+from reference_ldtc import ldtc_dense_lp, ldtc_dual_objective
 
 LP_TOL = 1e-6  # the bar; the solves agree to ~1e-12 in practice
 

@@ -1,19 +1,23 @@
 """Uniform binned ECE on plain input: validation fused into the one pass.
 
-``checked_uniform_bin_sums`` against its slow twin in ``reference.py`` and,
+``checked_uniform_bin_sums`` against its slow twin in ``reference_ece.py`` and,
 bit for bit, against ``uniform_bin_sums``; the public function on plain
 input against the same function through the full validator.
 """
 
 import numpy as np
 import pytest
-from test_scdl_onepass import LABEL_DTYPES, corrupt, kernel_labels, outcome, plain_case
 
+from skcal import binned_ece
 from skcal._kernels._binning import checked_uniform_bin_sums, uniform_bin_sums
 from skcal.metrics import _ece
-from skcal.metrics._ece import binned_ece
 
-from reference import binned_ece_reference, plain_rows_reference, uniform_bin_sums_reference
+from reference_ece import (
+    binned_ece_reference,
+    plain_rows_reference,
+    uniform_bin_sums_reference,
+)
+from test_scdl_onepass import LABEL_DTYPES, corrupt, kernel_labels, outcome, plain_case
 
 MSG = "kernel argument shapes do not match"
 NORMS = ["l1", "l2", "max"]

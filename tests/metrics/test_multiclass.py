@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_utilities import random_labels, random_proba, random_spec
 
 from skcal import (
     ClassWise,
@@ -23,7 +22,11 @@ from skcal import (
 from skcal._kernels._interval import max_abs_interval, max_abs_interval_rows
 
 from cases import over_cases, random_cases
-from reference import family_calibration_bruteforce, utility_calibration_bruteforce
+from reference_multiclass import (
+    family_calibration_bruteforce,
+    utility_calibration_bruteforce,
+)
+from test_utilities import random_labels, random_proba, random_spec
 
 
 def random_weights(rng, n):

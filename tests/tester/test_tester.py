@@ -464,7 +464,7 @@ from skcal.measures import (  # noqa: E402
 from skcal.tester._null import _BinaryData, _checkpoints, _seeds, _sequential_test  # noqa: E402
 
 from cases import random_cases  # noqa: E402
-from reference import exact_null_law_reference, row_null_draw_reference  # noqa: E402
+from reference_null import exact_null_law_reference, row_null_draw_reference  # noqa: E402
 
 MEASURE_FUNCTIONS = {
     "smce": smooth_calibration_error,
@@ -767,7 +767,7 @@ from skcal.tester._tolerant import (  # noqa: E402
     _SmceMoveBound,
 )
 
-from reference import (  # noqa: E402
+from reference_tester import (  # noqa: E402
     coupling_failures_reference,
     smce_move_gap_bruteforce,
 )

@@ -4,7 +4,7 @@ import pytest
 from skcal import cutoff_calibration_error
 
 from cases import over_cases, random_case, random_cases, repeat_rows
-from reference import cutoff_bruteforce, residuals
+from reference_cutoff import cutoff_bruteforce, residuals
 
 
 @over_cases("case", random_cases(0, 300, max_n=40))

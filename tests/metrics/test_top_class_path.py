@@ -1,7 +1,7 @@
 """UC of the top-class utility takes the cutoff error's path (issue 26).
 
 Its fast path (``_top_class``: the top-label grouped statistic and the
-cutoff core) is checked against the brute-force UC of tests/reference.py
+cutoff core) is checked against the brute-force UC of tests/metrics/reference_multiclass.py
 and against the general path of every utility (``_worst_intervals``), on
 random cases with ties, weights, one row, one-hot rows and one class; and
 it must give the top-label cutoff error bit for bit (the general path
@@ -9,13 +9,13 @@ differs from it in the last bits: this fails on the old code).
 """
 
 import numpy as np
-from test_utilities import random_labels, random_proba
 
 from skcal import TopClass, TopK, cutoff_calibration_error, utility_calibration_error
 from skcal.metrics._multiclass import _worst_intervals
 from skcal.utilities._engine import Predictions
 
-from reference import utility_calibration_bruteforce
+from reference_multiclass import utility_calibration_bruteforce
+from test_utilities import random_labels, random_proba
 
 
 def _case(rng):

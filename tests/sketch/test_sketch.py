@@ -25,7 +25,7 @@ from skcal._grouped import ExactSums, group
 from skcal.sketch import CalibrationSketch
 
 from cases import random_cases
-from reference import compacted_rows_reference, exact_grouped_reference
+from reference_sketch import compacted_rows_reference, exact_grouped_reference
 
 CASES = random_cases(71, 260, max_n=70)
 

@@ -1,6 +1,6 @@
 """SCDL on plain input: validation fused into the one pass (checked_soft_bin).
 
-The checked kernel is compared with its slow twin in ``reference.py`` on many
+The checked kernel is compared with its slow twin in ``reference_scdl.py`` on many
 random cases (ties, weights, n = 1, p in {0, 1} and on grid points, one
 class, every label dtype it reads), and the public function on plain input
 with the same function on input that goes through the full validator.
@@ -9,11 +9,12 @@ with the same function on input that goes through the full validator.
 import numpy as np
 import pytest
 
+from skcal import soft_binned_cdl
 from skcal._kernels._binning import checked_soft_bin, soft_bin
 from skcal.metrics import _scdl
-from skcal.metrics._scdl import soft_binned_cdl
 
-from reference import class_soft_bins_reference, plain_rows_reference, scdl_reference
+from reference_ece import plain_rows_reference
+from reference_scdl import class_soft_bins_reference, scdl_reference
 
 MSG = "kernel argument shapes do not match"
 LABEL_DTYPES = [np.bool_, np.uint8, np.int32, np.int64, np.float64]

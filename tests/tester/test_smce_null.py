@@ -2,7 +2,7 @@
 
 ``smce_one_side`` (the value of every smCE since the tester's tail work) and
 ``smce_bernoulli`` (one null draw of the tester on distinct predictions of one
-weight) against the linear program of ``reference.py`` on small cases, and
+weight) against the linear program of ``reference_smce.py`` on small cases, and
 against the two-sided forward pass ``smce_value`` on larger ones.
 """
 
@@ -15,7 +15,8 @@ from skcal.measures import SmoothCalibrationError
 from skcal.tester._null import _BinaryData
 
 from cases import random_cases
-from reference import smce_bernoulli_reference, smce_linprog
+from reference_null import smce_bernoulli_reference
+from reference_smce import smce_linprog
 
 
 def _grouped(y, p, w):
@@ -72,7 +73,7 @@ def test_bernoulli_is_the_one_side_value_of_its_outcomes():
         got = smce_bernoulli(values, u, scale, total, work)
         want = smce_one_side(values, weights, scale * (u < values), total, work)
         assert got == want, i
-        if K <= 30:  # the LP of reference.py, on the small cases
+        if K <= 30:  # the LP of reference_smce.py, on the small cases
             ref = smce_bernoulli_reference(values, u, scale)
             assert got == pytest.approx(ref, abs=1e-7), i
 

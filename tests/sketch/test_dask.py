@@ -27,8 +27,8 @@ from skcal import CalibrationTester  # noqa: E402
 from skcal import metrics as skcal_metrics  # noqa: E402
 from skcal._grouped import GroupedStatistic, binary_statistic  # noqa: E402
 from skcal.measures import MEASURE_CLASSES  # noqa: E402
-from skcal.sketch import CalibrationSketch  # noqa: E402
-from skcal.sketch._dask import _plan, dask_sketch  # noqa: E402
+from skcal.sketch import CalibrationSketch, dask_sketch  # noqa: E402
+from skcal.sketch._dask import _plan  # noqa: E402
 
 from cases import random_cases  # noqa: E402
 
