@@ -1,20 +1,20 @@
 """The top-K members' shared work: rank of the observed class and the sorted rows.
 
 ``rank_of_label`` (one read of ``y_prob``) against the definition of
-DESIGN.md section 4 (``rank_bruteforce`` in tests/reference.py), and
+DESIGN.md section 4 (``rank_bruteforce`` in tests/utilities/reference_utilities.py), and
 ``_sorted_columns_and_rank`` against ``np.sort`` of the rows in decreasing
 order, on random cases with ties, one-hot rows, one row and two classes.
 """
 
 import numpy as np
 import pytest
-from test_utilities import random_labels, random_proba
 
 from skcal._kernels._members import rank_of_label
 from skcal.metrics._uc_binary import _sorted_columns_and_rank
 from skcal.utilities._engine import Predictions
 
-from reference import rank_bruteforce
+from reference_utilities import rank_bruteforce
+from test_utilities import random_labels, random_proba
 
 
 def test_rank_and_sorted_columns_against_the_definitions():

@@ -22,7 +22,7 @@ from skcal.tester._null import (
 )
 
 from cases import random_cases
-from reference import exact_null_law_reference
+from reference_null import exact_null_law_reference
 
 
 def _n_eff(w):
