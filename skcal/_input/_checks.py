@@ -161,7 +161,6 @@ def as_probability_array(y_prob, name):
     messages do not always say which argument failed: every failure here does.
     """
     from scipy import sparse
-    from sklearn.utils import check_array
 
     y_prob = as_numpy(y_prob, name)
     if not sparse.issparse(y_prob) and (
@@ -200,6 +199,13 @@ def as_probability_array(y_prob, name):
                         f"dtype {raw.dtype} that are not numbers."
                     ) from None
             y_prob = raw
+            if type(raw) is np.ndarray and raw.dtype.kind in "biuf":
+                # what check_array returns for a plain numeric array (no copy
+                # of float64), without importing scikit-learn: the report
+                # reads its files this way
+                return raw.astype(np.float64, copy=False)
+    from sklearn.utils import check_array
+
     try:
         return check_array(
             y_prob,
@@ -688,9 +694,14 @@ def resolve_labels(y, labels, n_columns, proba_name="y_prob", y_name="y_true",
         if one_d else f"{proba_name} has {n_columns} columns"
     )
     if labels is not None:
-        from sklearn.utils import column_or_1d
-
-        classes = column_or_1d(np.asarray(labels), warn=False)
+        classes = np.asarray(labels)
+        if classes.ndim == 2 and classes.shape[1] == 1:
+            classes = classes[:, 0]  # a column, as column_or_1d reads it
+        if classes.ndim != 1:
+            raise ValueError(
+                f"labels must be 1-dimensional, of shape (n_classes,), got shape "
+                f"{classes.shape}."
+            )
         if classes.shape[0] != n_columns:
             raise ValueError(f"labels has {classes.shape[0]} entries but {shape}.")
         if np.unique(classes).shape[0] != classes.shape[0]:
