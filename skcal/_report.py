@@ -16,14 +16,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from . import _specs, metrics
 from ._grouped import binary_statistic, group
 from ._held import HeldStatistic
 from ._interval import _DISCRETE_COUNT, _basic, _Cells, _Layout
 from ._interval_bounds import scdl_bound_of_cells
 from ._progress import _Progress
 from ._report_input import ReportInputError, read_report_input, safe_text
-from ._report_measures import MEASURES, selected_measures
+from ._report_measures import MEASURES, _measure_object, selected_measures
 
 # draws of dCE (one linear program each): the Monte Carlo error of an
 # interval end from 80 draws is about 2.5 points of coverage (binomial
@@ -407,42 +406,6 @@ def _forget_dce_session():
     state = getattr(_ldtc, "_last", None)
     if state is not None:
         state.key = state.session = None
-
-
-class _Measure:
-    """What the report reads of a measure object, made from its spec.
-
-    The measure classes of :mod:`skcal.measures` are scikit-learn estimators:
-    importing them imports scikit-learn, about 1.2 s of the report's 3 s
-    budget at 1e5 rows (with scipy.stats and pandas), for ``get_params``
-    alone. This holds the spec's default options (the class's defaults:
-    its own options, then ``pos_label``, ``multiclass`` and ``labels``) as
-    attributes, as the class does, and calls the same function and grouped
-    core with them.
-    """
-
-    def __init__(self, spec):
-        self._spec = spec
-        self._tester_name = spec.tester_name
-        self._max_value = spec.max_value
-        self._params = {**spec.options, **_specs.BINARY_INPUT_OPTIONS}
-        for key, value in self._params.items():
-            setattr(self, key, value)
-
-    def get_params(self, deep=False):
-        return dict(self._params)
-
-    def _grouped_core(self, statistic):
-        return self._spec.grouped_core(statistic, **self._params)
-
-    @property
-    def _function(self):
-        function = getattr(metrics, self._spec.name, None)
-        return function if function is not None else _specs.function_of(self._spec)
-
-
-def _measure_object(key):
-    return _Measure(next(spec for spec in _specs.specs() if spec.tester_name == key))
 
 
 def _check_random_state(seed):

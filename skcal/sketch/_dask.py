@@ -470,18 +470,26 @@ def _block_sketch(y, p, w, where, options):
         n_rows = y.shape[0] if y.ndim else 0
         if n_rows == 0 and p.shape[0] == 0 and (w is None or w.shape[0] == 0):
             return _Part(None, None, 0, False)
-        y_checked = check_y_true(y)
-        labels = _label_set(y_checked)
         kwargs = {k: options[k] for k in ("pos_label", "multiclass", "labels")}
         if w is not None and w.ndim == 1 and w.shape[0] == n_rows and _all_zero(w):
             # The rows weigh nothing here but the total may be positive: check
             # them as unit-weight rows, and send no sketch.
             check_binary_calibration_input(y, p, None, **kwargs)
-            return _Part(None, labels, n_rows, False)
+            return _Part(None, _label_set(_checked_labels(y)), n_rows, False)
+        # the sketch checks the rows, labels included (once): the label set
+        # is read off the labels it accepted
         sketch = CalibrationSketch(y, p, w, max_size=options["max_size"], **kwargs)
-        return _Part(sketch, labels, n_rows, True)
+        return _Part(sketch, _label_set(_checked_labels(y)), n_rows, True)
 
     return _in_partition(where, build)
+
+
+def _checked_labels(y):
+    """``y_true`` of a partition that a check has already accepted, as the
+    1-D array ``check_y_true`` returns (a column vector flattened), without
+    checking it again."""
+    y = np.asarray(y)
+    return y[:, 0] if y.ndim == 2 else y
 
 
 def _all_zero(w):
