@@ -77,7 +77,11 @@ for row, (name, ((X, y), model)) in zip(axes, cases.items()):
         ReliabilityDisplay.from_predictions(
             y_bin, p, n_bins=8, random_state=0, name=when, ax=ax
         )
-        chosen = "" if when == "before" else f" ({recalibrated.recalibrator_.chosen_})"
+        weights = recalibrated.recalibrator_.weights_
+        chosen = "" if when == "before" else (
+            f" ({next(iter(weights))})" if len(weights) == 1
+            else f" (a mixture of {len(weights)}, most {recalibrated.recalibrator_.chosen_})"
+        )
         ax.set_title(f"{name}\n{when}{chosen}", fontsize=10)
 fig.suptitle("Reliability on held-out rows, before and after RecalibratedClassifier()")
 
