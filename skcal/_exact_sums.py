@@ -64,13 +64,13 @@ class ExactSums:
 
     def plus(self, other):
         """Row-wise exact sum of two ``ExactSums`` of the same length."""
-        (a, b), offset = _aligned([self, other])
+        (a, b), offset = aligned([self, other])
         return _normalized(a + b, offset)
 
     @staticmethod
     def regroup(parts, index, k):
         """Stack ``parts`` row-wise and sum row ``i`` into group ``index[i]``."""
-        stacked, offset = _aligned(parts)
+        stacked, offset = aligned(parts)
         limbs = (
             np.concatenate(stacked, axis=0)
             if stacked
@@ -138,7 +138,7 @@ class ExactSums:
         """Exactly equal sums (both normalised)."""
         if len(self) != len(other):
             return False
-        (a, b), _ = _aligned([self, other])
+        (a, b), _ = aligned([self, other])
         return bool(np.array_equal(a, b))
 
 
@@ -264,7 +264,7 @@ def _normalized(limbs, offset):
     return ExactSums(np.ascontiguousarray(limbs[:, lo:hi]), offset + lo)
 
 
-def _aligned(parts):
+def aligned(parts):
     """The limbs of ``parts`` on one common offset and width, and that offset."""
     used = [p for p in parts if p.limbs.shape[1]]
     offset = min((p.offset for p in used), default=0)
@@ -415,7 +415,7 @@ class CompactSums:
         if not np.all(np.isfinite(doubles)):
             raise OverflowError("an exact sum exceeds the largest float64")
         back = ExactSums.of_doubles(doubles, np.arange(k, dtype=np.int64), k)
-        (a, b), _ = _aligned([sums, back])
+        (a, b), _ = aligned([sums, back])
         rows = np.flatnonzero(np.any(a != b, axis=1)).astype(np.int64)
         return cls(doubles, rows, sums.take(rows))
 
@@ -559,7 +559,7 @@ def _stack_sums(parts):
     """Row-wise concatenation of ``ExactSums``."""
     if not parts:
         return ExactSums.zeros(0)
-    stacked, offset = _aligned(parts)
+    stacked, offset = aligned(parts)
     return ExactSums(np.concatenate(stacked, axis=0), offset)
 
 

@@ -271,12 +271,12 @@ def binary_statistic(
 
 # The exact-sum arithmetic lives in ._exact_sums; re-exported here for the
 # sketch, which reads it with the grouped statistic (sketch/_state.py also
-# reads _aligned from here).
+# reads aligned from here).
 from ._exact_sums import (  # noqa: E402
     MAX_LEVEL,
     CompactSums,
     ExactSums,
-    _aligned,  # noqa: F401
+    aligned,  # noqa: F401
     cells_of,
     group_exact,
     sums_overflow,

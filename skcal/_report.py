@@ -401,11 +401,9 @@ def _forget_dce_session():
     report on the same predictions in one process (a notebook, the tests)
     could differ from the first in the last bits of dCE's interval and scale.
     """
-    from .metrics import _ldtc
+    from .metrics._ldtc import forget_session
 
-    state = getattr(_ldtc, "_last", None)
-    if state is not None:
-        state.key = state.session = None
+    forget_session()
 
 
 def _check_random_state(seed):

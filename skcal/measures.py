@@ -73,7 +73,7 @@ def _weights_on_scale(sample_weight):
     return np.ldexp(w, e) if e else sample_weight
 
 
-class _CalibrationMeasure(BaseEstimator):
+class CalibrationMeasure(BaseEstimator):
     """Shared behaviour; each subclass is made from one spec (``skcal._specs``)."""
 
     # The spec the class was made from, and what the tester, the report and
@@ -337,7 +337,7 @@ def _from_spec(cls):
 
 
 # Classes generated for specs that have no hand-written class here.
-_GENERATED: dict[str, type[_CalibrationMeasure]] = {}
+_GENERATED: dict[str, type[CalibrationMeasure]] = {}
 
 
 def measure_class(spec):
@@ -373,7 +373,7 @@ def measure_class(spec):
             "__module__": __name__,
             **_spec_attributes(spec),
         }
-        _GENERATED[spec.name] = type(spec.class_name, (_CalibrationMeasure,), namespace)
+        _GENERATED[spec.name] = type(spec.class_name, (CalibrationMeasure,), namespace)
     return _GENERATED[spec.name]
 
 
@@ -383,7 +383,7 @@ def _forget(name):
 
 
 @_from_spec
-class SmoothCalibrationError(_CalibrationMeasure):
+class SmoothCalibrationError(CalibrationMeasure):
     """Smooth calibration error as an estimator-style object.
 
     Thin wrapper of :func:`skcal.smooth_calibration_error`; with
@@ -422,7 +422,7 @@ class SmoothCalibrationError(_CalibrationMeasure):
 
 
 @_from_spec
-class CutoffCalibrationError(_CalibrationMeasure):
+class CutoffCalibrationError(CalibrationMeasure):
     """Cutoff calibration error as an estimator-style object.
 
     Thin wrapper of :func:`skcal.cutoff_calibration_error`; with
@@ -462,7 +462,7 @@ class CutoffCalibrationError(_CalibrationMeasure):
 
 
 @_from_spec
-class SoftBinnedCDL(_CalibrationMeasure):
+class SoftBinnedCDL(CalibrationMeasure):
     """Soft-binned calibration decision loss (SCDL) as an estimator-style object.
 
     Thin wrapper of :func:`skcal.soft_binned_cdl`; with ``return_details=True`` the
@@ -506,7 +506,7 @@ class SoftBinnedCDL(_CalibrationMeasure):
 
 
 @_from_spec
-class CalibrationDecisionLoss(_CalibrationMeasure):
+class CalibrationDecisionLoss(CalibrationMeasure):
     """Calibration decision loss (CDL) as an estimator-style object.
 
     Thin wrapper of :func:`skcal.calibration_decision_loss`.
@@ -543,7 +543,7 @@ class CalibrationDecisionLoss(_CalibrationMeasure):
 
 
 @_from_spec
-class BinnedECE(_CalibrationMeasure):
+class BinnedECE(CalibrationMeasure):
     """Binned expected calibration error as an estimator-style object.
 
     Thin wrapper of :func:`skcal.binned_ece`.
@@ -593,7 +593,7 @@ class BinnedECE(_CalibrationMeasure):
 
 
 @_from_spec
-class LowerDistanceToCalibration(_CalibrationMeasure):
+class LowerDistanceToCalibration(CalibrationMeasure):
     """Lower distance to calibration (dCE) as an estimator-style object.
 
     Thin wrapper of :func:`skcal.lower_distance_to_calibration`; with
@@ -637,7 +637,7 @@ class LowerDistanceToCalibration(_CalibrationMeasure):
 
 
 @_from_spec
-class UtilityCalibrationError(_CalibrationMeasure):
+class UtilityCalibrationError(CalibrationMeasure):
     """Multiclass utility calibration error as an estimator-style object.
 
     Thin wrapper of :func:`skcal.utility_calibration_error`; with

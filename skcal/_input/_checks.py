@@ -23,12 +23,21 @@ from ._weights import (
     power_of_two_scale,
 )
 
-# Frames in these directories are skcal's or scikit-learn's, never the user's.
-_LIBRARY_DIRS = tuple(
-    os.path.dirname(os.path.abspath(path)) + os.sep
-    for path in (os.path.dirname(os.path.abspath(__file__)),
-                 importlib.util.find_spec("sklearn").origin)
-)
+
+def _library_dirs() -> tuple[str, ...]:
+    """Directories whose frames are skcal's or scikit-learn's, never the user's.
+
+    scikit-learn's is found without importing it (``find_spec``): the report
+    does not need scikit-learn.
+    """
+    spec = importlib.util.find_spec("sklearn")
+    paths = [os.path.dirname(os.path.abspath(__file__))]
+    if spec is not None and spec.origin is not None:
+        paths.append(spec.origin)
+    return tuple(os.path.dirname(os.path.abspath(path)) + os.sep for path in paths)
+
+
+_LIBRARY_DIRS = _library_dirs()
 
 
 def user_stacklevel():

@@ -249,6 +249,16 @@ _SESSION_MAX_VALUES = 20_000
 _last = threading.local()
 
 
+def forget_session():
+    """Start this thread's dCE solves afresh: no warm start from an earlier call.
+
+    A warm-started re-solve agrees with a fresh solve to about 1e-15, not bit
+    for bit; callers that must print the same digits as a fresh process (the
+    report) forget the session first.
+    """
+    _last.key = _last.session = None
+
+
 def _session_for(values, u):
     """The :class:`_Session` of a repeated ``(values, u)``, else None."""
     K, M = values.shape[0], u.shape[0]

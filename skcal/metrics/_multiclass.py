@@ -40,7 +40,7 @@ _BLOCK_ELEMENTS = 1 << 22
 _DEFAULT_N_UTILITIES = 1500
 
 
-def _worst_intervals(utilities, data, w):
+def worst_intervals(utilities, data, w):
     """UC(f, u) of every utility, with its worst interval and sign.
 
     Utilities with a 0/1 realised utility (top-class, class-wise, top-K)
@@ -67,7 +67,7 @@ def _worst_intervals(utilities, data, w):
 
 
 def _general_intervals(utilities, data, w):
-    """``_worst_intervals`` of any utilities: a radix argsort of each ``v``."""
+    """``worst_intervals`` of any utilities: a radix argsort of each ``v``."""
     # the measures' weight scale: exact, and no underflow or overflow
     w = canonical_weights(w)
     m = len(utilities)
@@ -97,18 +97,18 @@ def _general_intervals(utilities, data, w):
     return value, lower, upper, sign
 
 
-def _is_top_class(utility):
+def is_top_class(utility):
     """The top-class utility, also as ``TopK(1)``."""
     return type(utility) is TopClass or (type(utility) is TopK and utility.k == 1)
 
 
-def _top_class(data, w):
+def top_class(data, w):
     """UC of the top-class utility by the cutoff error's path.
 
     It is the cutoff calibration error of (confidence, correctness)
     (Hegazy et al., Example 3.4), so it takes that measure's grouped
     statistic instead of an argsort of ``v``: the same number and cost as
-    the top-label cutoff error. Returns the arrays of :func:`_worst_intervals`
+    the top-label cutoff error. Returns the arrays of :func:`worst_intervals`
     for one utility.
     """
     return binary_member_errors([TopClass()], data, w)
@@ -241,10 +241,10 @@ def utility_calibration_error(
     data = multiclass_input(y_true, y_prob, sample_weight, labels)
     resolved = resolve_utility(utility)
     utilities = members(resolved, data.n_classes)
-    if len(utilities) == 1 and _is_top_class(utilities[0]):
-        value, lower, upper, sign = _top_class(data.predictions(), data.w)
+    if len(utilities) == 1 and is_top_class(utilities[0]):
+        value, lower, upper, sign = top_class(data.predictions(), data.w)
     else:
-        value, lower, upper, sign = _worst_intervals(utilities, data.predictions(), data.w)
+        value, lower, upper, sign = worst_intervals(utilities, data.predictions(), data.w)
     worst = int(np.argmax(value))
     result = float(value[worst])
     if not return_details:
@@ -354,7 +354,7 @@ def utility_calibration_ecdf(
     """
     data = multiclass_input(y_true, y_prob, sample_weight, labels)
     utilities = _sampled_utilities(family, data.n_classes, n_utilities, random_state)
-    errors = _worst_intervals(utilities, data.predictions(), data.w)[0]
+    errors = worst_intervals(utilities, data.predictions(), data.w)[0]
     levels, counts = np.unique(errors, return_counts=True)
     return errors, levels, np.cumsum(counts) / errors.shape[0]
 

@@ -119,7 +119,7 @@ def _columns(P, columns):
 def binary_member_errors(utilities, data, w):
     """UC of each utility (all ``is_binary_member``), its worst interval and sign.
 
-    Returns the arrays of ``_worst_intervals`` in ``skcal.metrics._multiclass``:
+    Returns the arrays of ``worst_intervals`` in ``skcal.metrics._multiclass``:
     ``value``, ``lower``, ``upper`` and ``sign``, one entry per utility.
     """
     m = len(utilities)

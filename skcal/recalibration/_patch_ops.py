@@ -354,13 +354,13 @@ def audit_family(utilities, P, y, w, return_details=True):
     the patching fit audits its own rows (checked once at its entry) on
     every iteration. Returns ``UC`` or ``(UC, details)``.
     """
-    from ..metrics._multiclass import _is_top_class, _top_class, _worst_intervals
+    from ..metrics._multiclass import is_top_class, top_class, worst_intervals
 
     data = Predictions(P, y)
-    if len(utilities) == 1 and _is_top_class(utilities[0]):
-        value, lower, upper, sign = _top_class(data, w)
+    if len(utilities) == 1 and is_top_class(utilities[0]):
+        value, lower, upper, sign = top_class(data, w)
     else:
-        value, lower, upper, sign = _worst_intervals(utilities, data, w)
+        value, lower, upper, sign = worst_intervals(utilities, data, w)
     worst = int(np.argmax(value))
     result = float(value[worst])
     if not return_details:

@@ -10,7 +10,7 @@ from .._grouped import (
     CompactSums,
     ExactSums,
     GroupedStatistic,
-    _aligned,
+    aligned,
     cells_of,
     group,
     group_exact,
@@ -555,7 +555,7 @@ class _Compacted:
 
 def _stack(parts):
     """Row-wise concatenation of ``ExactSums``."""
-    stacked, offset = _aligned(parts)
+    stacked, offset = aligned(parts)
     return ExactSums(np.concatenate(stacked, axis=0), offset)
 
 

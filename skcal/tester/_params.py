@@ -9,7 +9,7 @@ import numbers
 
 from sklearn.base import clone
 
-from ..measures import UtilityCalibrationError, _CalibrationMeasure
+from ..measures import CalibrationMeasure, UtilityCalibrationError
 from ._null import _can_reject, _CustomMeasure, _registry
 from ._tolerant import _MONTE_CARLO_SHARE, _check_real
 
@@ -40,7 +40,7 @@ def check_tester_params(tester):
             "sample weights and labels itself and needs a single value."
         )
     registry = _registry()
-    if isinstance(tester.measure, _CalibrationMeasure):
+    if isinstance(tester.measure, CalibrationMeasure):
         measure = clone(tester.measure)
         if params:
             measure.set_params(**params)

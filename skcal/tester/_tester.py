@@ -28,7 +28,7 @@ from .._input import (
     MAX_SIZE,
     user_stacklevel,
 )
-from ..measures import _CalibrationMeasure
+from ..measures import CalibrationMeasure
 from ..metrics._ldtc import grid_points
 from ._null import (
     _THEOREMS,
@@ -433,7 +433,7 @@ class CalibrationTester(BaseEstimator):
 
     def __init__(
         self,
-        measure: str | _CalibrationMeasure | Callable[..., float] = "smce",
+        measure: str | CalibrationMeasure | Callable[..., float] = "smce",
         *,
         epsilon: float | None = None,
         tolerance: float = 0.0,
@@ -463,7 +463,7 @@ class CalibrationTester(BaseEstimator):
     # among the registry's, epsilon against tolerance, enough resamples to
     # reject) is checked by _check_params after it
     _parameter_constraints = {
-        "measure": [str, _CalibrationMeasure, callable],
+        "measure": [str, CalibrationMeasure, callable],
         "epsilon": [Interval(numbers.Real, 0, 1, closed="right"), None],
         "tolerance": [Interval(numbers.Real, 0, 1, closed="left")],
         "alpha": [Interval(numbers.Real, 0, 1, closed="neither")],

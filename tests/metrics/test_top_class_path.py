@@ -1,8 +1,8 @@
 """UC of the top-class utility takes the cutoff error's path (issue 26).
 
-Its fast path (``_top_class``: the top-label grouped statistic and the
+Its fast path (``top_class``: the top-label grouped statistic and the
 cutoff core) is checked against the brute-force UC of tests/metrics/reference_multiclass.py
-and against the general path of every utility (``_worst_intervals``), on
+and against the general path of every utility (``worst_intervals``), on
 random cases with ties, weights, one row, one-hot rows and one class; and
 it must give the top-label cutoff error bit for bit (the general path
 differs from it in the last bits: this fails on the old code).
@@ -11,7 +11,7 @@ differs from it in the last bits: this fails on the old code).
 import numpy as np
 
 from skcal import TopClass, TopK, cutoff_calibration_error, utility_calibration_error
-from skcal.metrics._multiclass import _worst_intervals
+from skcal.metrics._multiclass import worst_intervals
 from skcal.utilities._engine import Predictions
 
 from reference_multiclass import utility_calibration_bruteforce
@@ -45,7 +45,7 @@ def test_top_class_matches_the_reference_and_the_general_path():
         )
         expected = utility_calibration_bruteforce(("top-class", None), P, y, ww)
         assert np.isclose(value, expected, rtol=1e-12, atol=1e-15)
-        general, lower, upper, sign = _worst_intervals([TopClass()], Predictions(P, y), ww)
+        general, lower, upper, sign = worst_intervals([TopClass()], Predictions(P, y), ww)
         assert np.isclose(value, general[0], rtol=1e-12, atol=1e-15)
         # the interval's bias is the value, with the sign reported
         confidence = P.max(axis=1)
