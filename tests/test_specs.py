@@ -303,3 +303,45 @@ def test_no_import_circle():
     for node in sorted(graph):
         if node not in state:
             visit(node)
+
+
+def _package_of(module):
+    """The subpackage of skcal a module belongs to ("" for the top-level modules)."""
+    parts = module.split(".")
+    package = parts[1] if len(parts) > 1 else ""
+    return package if (_ROOT / package / "__init__.py").exists() else ""
+
+
+def test_no_private_name_is_imported_across_packages():
+    """``from x import _name`` only within one package (issue 25).
+
+    The private packages ``_kernels`` and ``_input`` are the library's shared
+    internals, and ``skcal._compat`` re-exports scikit-learn's own private
+    helpers under their names: those are the exceptions.
+    """
+    import ast
+
+    wrong = []
+    for path in _ROOT.rglob("*.py"):
+        name = _module_name(path)
+        here = name.split(".")[: -1 if path.name != "__init__.py" else None]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = here[: len(here) - (node.level - 1)]
+                target = ".".join(base + (node.module.split(".") if node.module else []))
+            elif node.module and node.module.split(".")[0] == "skcal":
+                target = node.module
+            else:
+                continue
+            if _package_of(target) in ("_kernels", "_input") or target == "skcal._compat":
+                continue
+            if _package_of(target) == _package_of(name):
+                continue
+            wrong += [
+                f"{name} imports {alias.name} from {target}"
+                for alias in node.names
+                if alias.name.startswith("_") and not alias.name.startswith("__")
+            ]
+    assert not wrong, "\n".join(sorted(wrong))
