@@ -248,8 +248,13 @@ def test_analytic_gradients_match_finite_differences():
 
 # Fitted probabilities of a blocked and a one-block fit may differ by this
 # much: both run L-BFGS-B (gtol 1e-7, ftol 1e-10) on sums that differ in
-# rounding only; the optimiser's own tolerance is about 1e-5 in probability.
-FIT_ATOL = 1e-7
+# rounding only. With recent SciPy they agree to about 1e-8; SciPy 1.10's
+# L-BFGS-B takes another path on the rounded sums and stops up to 6e-6 away
+# (the oldest-versions lane), within the optimiser's own tolerance of about
+# 1e-5 in probability (a stop vs a tightly converged solve, on the
+# benchmark data). A wrong block sum moves the fit by far more (and the
+# objective test above catches it directly).
+FIT_ATOL = 2e-5
 
 
 def test_blocked_objective_matches_twin_and_one_block(monkeypatch):
