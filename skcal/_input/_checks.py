@@ -59,6 +59,7 @@ __all__ = [
     "check_binary_calibration_input",
     "plain_binary_rows",
     "check_probability_matrix",
+    "flatten_column",
     "row_sum_tolerance",
     "unique_labels",
     "check_sample_weight",
@@ -282,6 +283,16 @@ def _extremes(x):
     return lo, hi, nan
 
 
+def flatten_column(a):
+    """``a`` as an array, a column vector of shape ``(n, 1)`` flattened to ``(n,)``.
+
+    What ``column_or_1d`` accepts as 1-D, without its checks: other shapes
+    are returned as they are, for the caller to name.
+    """
+    a = np.asarray(a)
+    return a[:, 0] if a.ndim == 2 and a.shape[1] == 1 else a
+
+
 def check_y_true(y_true):
     """``y_true`` as a 1-D array of labels (numbers or strings), non-empty, no NaN."""
     y_true = as_numpy(y_true, "y_true")
@@ -292,9 +303,7 @@ def check_y_true(y_true):
     ):
         y = y_true  # what column_or_1d returns, without its dispatch overhead
     else:
-        y = np.asarray(y_true)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y[:, 0]  # a column vector, as column_or_1d accepts
+        y = flatten_column(y_true)
         if y.ndim != 1:
             raise ValueError(
                 f"y_true must be 1-dimensional, of shape (n_samples,), got shape "
@@ -703,9 +712,7 @@ def resolve_labels(y, labels, n_columns, proba_name="y_prob", y_name="y_true",
         if one_d else f"{proba_name} has {n_columns} columns"
     )
     if labels is not None:
-        classes = np.asarray(labels)
-        if classes.ndim == 2 and classes.shape[1] == 1:
-            classes = classes[:, 0]  # a column, as column_or_1d reads it
+        classes = flatten_column(labels)
         if classes.ndim != 1:
             raise ValueError(
                 f"labels must be 1-dimensional, of shape (n_classes,), got shape "

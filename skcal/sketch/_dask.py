@@ -27,6 +27,7 @@ from .._input import (
     check_binary_calibration_input,
     check_sample_weight,
     check_y_true,
+    flatten_column,
     resolve_labels,
     unique_labels,
 )
@@ -475,21 +476,13 @@ def _block_sketch(y, p, w, where, options):
             # The rows weigh nothing here but the total may be positive: check
             # them as unit-weight rows, and send no sketch.
             check_binary_calibration_input(y, p, None, **kwargs)
-            return _Part(None, _label_set(_checked_labels(y)), n_rows, False)
+            return _Part(None, _label_set(flatten_column(y)), n_rows, False)
         # the sketch checks the rows, labels included (once): the label set
         # is read off the labels it accepted
         sketch = CalibrationSketch(y, p, w, max_size=options["max_size"], **kwargs)
-        return _Part(sketch, _label_set(_checked_labels(y)), n_rows, True)
+        return _Part(sketch, _label_set(flatten_column(y)), n_rows, True)
 
     return _in_partition(where, build)
-
-
-def _checked_labels(y):
-    """``y_true`` of a partition that a check has already accepted, as the
-    1-D array ``check_y_true`` returns (a column vector flattened), without
-    checking it again."""
-    y = np.asarray(y)
-    return y[:, 0] if y.ndim == 2 else y
 
 
 def _all_zero(w):
