@@ -40,7 +40,13 @@ from .._kernels._patching import (
 )
 from ..utilities._families import members
 from ._base import checked_probabilities
-from ._common import fit_recalibrator, predict_recalibrator, weighted_sum
+from ._common import (
+    draw_seed,
+    fit_recalibrator,
+    predict_recalibrator,
+    seed_random_states,
+    weighted_sum,
+)
 from ._patch_ops import (
     IncrementalAudit,
     Patch,
@@ -163,8 +169,10 @@ class UtilityPatchingRecalibrator(OneToOneFeatureMixin, TransformerMixin, BaseEs
         Patience of the early stopping; used only with
         ``validation_fraction``.
     random_state : int, RandomState instance or None, default=None
-        The held-out split (with ``validation_fraction``) and the folds of
-        ``init_cv``.
+        The held-out split (with ``validation_fraction``), the folds of
+        ``init_cv`` and the inner randomness of an ``init`` estimator whose
+        own ``random_state`` is None (it gets a seed drawn from this one;
+        one given explicitly is kept).
     init : None, {"temperature", "isotonic", "sigmoid"}, recalibrator or \
 callable, default=None
         Warm start: a first recalibration that the patches then correct.
@@ -419,6 +427,10 @@ callable, default=None
                 f"init_cv={init_cv} folds need at least {init_cv} samples, "
                 f"got {n} sample{'' if n == 1 else 's'}."
             )
+        # the warm start's own randomness (inner folds, subsamples) follows
+        # random_state: an estimator whose random_state is None gets a seed
+        # drawn from it, as RecalibratedClassifier and AutoRecalibrator do
+        init = seed_random_states(clone(init), draw_seed(self.random_state))
         fitted = fit_recalibrator(clone(init), P, y_index, w)
         if init_cv is None:
             start = predict_recalibrator(fitted, P, check=False)

@@ -1034,3 +1034,27 @@ def test_no_patch_on_a_small_set_is_said_with_the_size_needed():
     reps = int(np.ceil(needed / 30)) + 1
     fitted = UtilityPatchingRecalibrator().fit(np.tile(P, (reps, 1)), np.tile(y, reps))
     assert fitted.patches_
+
+
+@pytest.mark.filterwarnings("ignore:UtilityPatchingRecalibrator made no patch")
+def test_random_state_seeds_an_init_whose_own_random_state_is_none():
+    # HistogramBinning picks its bins by inner cross-validation: with its
+    # random_state None it read the global state, so two fits with
+    # random_state=0 differed; now it gets a seed drawn from random_state
+    from skcal.recalibration import HistogramBinning
+
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.full(3, 0.7), size=400)
+    y = np.array([rng.choice(3, p=row) for row in P])
+    outputs = []
+    for global_seed in (1, 2):
+        np.random.seed(global_seed)
+        model = UtilityPatchingRecalibrator(init=HistogramBinning(), random_state=0)
+        outputs.append(model.fit(P, y).predict_proba(P))
+    assert_array_equal(outputs[0], outputs[1])
+    # the caller's init is not changed, and a seed given to it is kept
+    init = HistogramBinning()
+    UtilityPatchingRecalibrator(init=init, random_state=0).fit(P, y)
+    assert init.random_state is None
+    kept = UtilityPatchingRecalibrator(init=HistogramBinning(random_state=5), random_state=0)
+    assert kept.fit(P, y).init_.random_state == 5
