@@ -268,3 +268,43 @@ def test_graded_cuts_give_the_unmerged_program_on_larger_data(monkeypatch):
         assert np.all((1 - u) * psi[0] + u * psi[1] <= 1e-8)
         assert ldtc_dual_objective(y, p, w, u, psi) == pytest.approx(value, abs=1e-8)
     assert sum(cuts) > 100  # graded cuts made many pieces
+
+
+class _CountingHighs:
+    """HiGHS with a count of the column bounds passed to it."""
+
+    def __init__(self, highs):
+        self.highs, self.passed = highs, 0
+
+    def changeColsBounds(self, k, *args):  # noqa: N802 - HiGHS's name
+        self.passed += k
+        return self.highs.changeColsBounds(k, *args)
+
+    def __getattr__(self, name):
+        return getattr(self.highs, name)
+
+
+def test_session_passes_only_the_moved_bounds():
+    # a resample moves some columns' bounds; the others are not passed again
+    # (the cost of a change grows with the columns passed), and the value is
+    # still a fresh solve's
+    rng = np.random.default_rng(5)
+    p = np.sort(rng.random(300))
+    w = np.full(300, 1 / 300)
+    u = np.linspace(0, 1, 21)
+    session = ldtc_module._Session(p, u)
+    counting = _CountingHighs(session.program.highs)
+    session.program.highs = counting
+    y = (rng.random(300) < p).astype(float)
+    session.solve(w * (1 - y), w * y)
+    first = counting.passed
+    assert 0 < first <= 300
+    assert session.solve(w * (1 - y), w * y) == pytest.approx(
+        ldtc_module._solve_on_grid(p, w * (1 - y), w * y, u)[0], abs=TOL)
+    assert counting.passed == first  # the same masses: nothing passed
+    flip = rng.choice(300, size=7, replace=False)
+    y[flip] = 1 - y[flip]
+    value = session.solve(w * (1 - y), w * y)
+    assert counting.passed <= first + 2 * 7
+    assert value == pytest.approx(ldtc_module._solve_on_grid(p, w * (1 - y), w * y, u)[0],
+                                  abs=TOL)
