@@ -34,7 +34,8 @@ combinatorial algorithm was found; what is known of the structure:
   WLOG with 1-Lipschitz potentials. In the direct program of Hu et al.,
   Lemma 18 (no grid edges) it is: the dual objective
   ``sum_i d_i min_j (|v_i - u_j| + psi[y_i, j])`` does not decrease in any
-  ``psi``, so each sink row can be raised to equality. With the grid edges
+  ``psi``, so each sink row can be raised to equality (but ``min_j`` then
+  runs over every grid point: no chain). With the grid edges
   (``psi`` 1-Lipschitz, so that ``min_j`` is over the two neighbours), tight
   rows mean sinks free in sign, a relaxation that is strictly lower: on the
   grid {0, 1/4, 1/2, 3/4, 1} with negative masses 0.8 at 0.17 and 0.1 at
@@ -48,9 +49,10 @@ combinatorial algorithm was found; what is known of the structure:
   the second dimension of the state.
 * Where the time goes in a session re-solve (n = 2,000 distinct
   predictions, default grid, CPU): ``run`` is ~90%; ~140 dual simplex
-  pivots with devex (~175 with steepest edge), each ~35 us because a
-  HiGHS iteration costs about in proportion to the columns (4,500 here;
-  ~7 us at 700 in a merged solve); a ``run`` that moves nothing costs
+  pivots with devex (~175 with steepest edge), ~44 us each: a warm HiGHS
+  iteration costs ~16 us plus ~7 us per 1,000 columns (26 us at 1,500
+  columns, 44 at 4,500 here, 77 at 8,500), so merging columns gains at
+  most ~2.5 times before refinement solves; a ``run`` that moves nothing costs
   0.45 ms, a new model started from its optimal basis 0.6 ms (1,800
   columns). A draw within 0.4 ms (the tolerant tester in 0.5 s) therefore
   needs a solver of its own, not HiGHS: e.g. a network simplex on this
