@@ -15,9 +15,20 @@ scores timed the same way.
     python benchmarks/bench_dce.py                 # n = 1e4, 1e5, 1e6
     python benchmarks/bench_dce.py --max-n 1e7     # up to 1e7 (minutes)
     python benchmarks/bench_dce.py --tester        # the dCE tolerant tester too
+    python benchmarks/bench_dce.py --draws 200     # only the resample re-solves
+
+``--tester`` and ``--draws`` time the re-solves of one ``(values, grid)``
+with new masses (``_ldtc._Session``, what every null draw of the dCE tolerant
+tester runs) at n = 2,000 on the default grid: "before" is the session of
+commit ``741d6f4`` (read with ``git show`` and run against the installed
+package), "after" the installed one, interleaved in one process on the same
+draws; the largest difference of the values (and, for ``--tester``, of
+``null_statistics_``) is printed.
 """
 
 import argparse
+import os
+import subprocess
 import time
 
 import numpy as np
@@ -64,6 +75,60 @@ def measure(n, repeats):
     )
 
 
+SESSION_BEFORE = "741d6f4"
+
+
+def session_before():
+    """``_Session`` of ``_ldtc.py`` at ``SESSION_BEFORE``, on today's package."""
+    import skcal._specs as specs
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    source = subprocess.run(
+        ["git", "show", f"{SESSION_BEFORE}:skcal/metrics/_ldtc.py"],
+        cwd=root, capture_output=True, text=True, check=True,
+    ).stdout
+    namespace = {"__name__": "skcal.metrics._ldtc_before", "__package__": "skcal.metrics"}
+    register, specs.register = specs.register, lambda spec: spec  # registered already
+    try:
+        exec(compile(source, f"{SESSION_BEFORE}:_ldtc.py", "exec"), namespace)
+    finally:
+        specs.register = register
+    return namespace["_Session"]
+
+
+def versions():
+    return (("before", session_before()), ("after", ldtc._Session))
+
+
+def draws(n_draws):
+    rng = np.random.default_rng(0)  # the data of bench_tester.py --dce-tolerant
+    p = np.sort(rng.random(2000))
+    w = np.full(2000, 1 / 2000)
+    u = ldtc.grid_points(100)
+    outcomes = [(rng.random(2000) < p).astype(float) for _ in range(n_draws)]
+    print(f"\nre-solves of one session, n = 2000, grid 100, {n_draws} resampled outcomes "
+          "(target 0.5 ms a draw)")
+    print(f"{'version':>8} {'cpu ms/draw':>11} {'speedup':>7} {'max |diff|':>10}")
+    sessions = {name: session_class(p, u) for name, session_class in versions()}
+    times = {name: 0.0 for name in sessions}
+    values = {name: [] for name in sessions}
+    for session in sessions.values():
+        session.solve(w * (1 - outcomes[0]), w * outcomes[0])  # first solve: cold
+    # interleaved in chunks of 10 draws, so that both see the same load
+    for start in range(1, n_draws, 10):
+        for name, session in sessions.items():
+            chunk = outcomes[start:start + 10]
+            out, seconds = cpu(lambda s=session, chunk=chunk: [s.solve(w * (1 - y), w * y)
+                                                               for y in chunk])
+            times[name] += seconds / (n_draws - 1)
+            values[name] += out
+    values = {name: np.array(out) for name, out in values.items()}
+    diff = float(np.max(np.abs(values["before"] - values["after"])))
+    for name in times:
+        print(f"{name:>8} {times[name] * 1e3:>11.3f} "
+              f"{times['before'] / times[name]:>6.2f}x {diff:>10.1e}", flush=True)
+
+
 def tester(n_resamples):
     rng = np.random.default_rng(0)  # the data of bench_tester.py --dce-tolerant
     p = rng.random(2000)
@@ -71,15 +136,22 @@ def tester(n_resamples):
     print(f"\ndCE tolerant tester, n = 2000, tolerance 0.02, {n_resamples} draws "
           "(target 0.5 s at 999)")
     print(f"{'version':>8} {'cpu s':>8} decision threshold min_epsilon")
-    for name, grade in VERSIONS:
-        ldtc._GRADE = grade
-        ldtc._last.key = ldtc._last.session = None
-        test = CalibrationTester(measure="dce", tolerance=0.02, random_state=0,
-                                 n_resamples=n_resamples)
-        result, seconds = cpu(lambda test=test: test.fit(y, p).result_)
-        print(f"{name:>8} {seconds:>8.2f} {result.calibrated!s:>8} "
-              f"{result.threshold:.12f} {result.min_epsilon:.12f}", flush=True)
-    ldtc._GRADE = 2
+    nulls = {}
+    real = ldtc._Session
+    try:
+        for name, session_class in versions():
+            ldtc._Session = session_class
+            ldtc._last.key = ldtc._last.session = None
+            test = CalibrationTester(measure="dce", tolerance=0.02, random_state=0,
+                                     n_resamples=n_resamples)
+            result, seconds = cpu(lambda test=test: test.fit(y, p).result_)
+            nulls[name] = np.asarray(test.null_statistics_)
+            print(f"{name:>8} {seconds:>8.2f} {result.calibrated!s:>8} "
+                  f"{result.threshold:.12f} {result.min_epsilon:.12f}", flush=True)
+    finally:
+        ldtc._Session = real
+    print(f"largest difference of null_statistics_: "
+          f"{np.max(np.abs(nulls['before'] - nulls['after'])):.1e}")
 
 
 def main():
@@ -88,7 +160,11 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--tester", action="store_true")
     parser.add_argument("--n-resamples", type=int, default=999)
+    parser.add_argument("--draws", type=int, default=0)
     args = parser.parse_args()
+    if args.draws:
+        draws(args.draws)
+        return
     print("CPU ms (median); ratios to np.sort of the same scores; the machine may be loaded")
     print(f"{'n':>9} {'np.sort':>9} {'before':>10} {'ratio':>8} {'after':>10} "
           f"{'ratio':>8} {'speedup':>6} {'|diff|':>9}")

@@ -15,10 +15,14 @@ Run: ``python benchmarks/bench_tester.py`` (about two minutes).
 
 ``python benchmarks/bench_tester.py --dce-tolerant`` times only the dCE
 tolerant test (``measure="dce", tolerance=0.02``, 999 draws) at n = 2,000
-(target 0.5 s), before and after in one process: "before" solves every draw
-with a new ``scipy.optimize.linprog`` model (``_USE_LINPROG``, one column per
-prediction), "after" re-solves one HiGHS model from the previous draw's basis.
-Wall and CPU time are printed (CPU is what a loaded machine does not inflate).
+(target 0.5 s), before and after in one process: both re-solve one HiGHS
+model from the previous draw's basis (``_ldtc._Session``); "before" is the
+session of commit 741d6f4 (every column bound passed again each draw, HiGHS's
+default pricing), "after" the installed one, run alternately, twice each. The largest difference of
+``null_statistics_`` is printed, with the threshold and ``min_epsilon`` of
+each. Wall and CPU time are printed (CPU is what a loaded machine does not
+inflate). (The version before the session solved every draw with a new
+``scipy.optimize.linprog`` model: about 2.5 times slower again.)
 
 ``python benchmarks/bench_tester.py --tail [--seeds 20] [--before-seeds 3]``
 times the default smCE tester at n = 10**6 (issue 26 item 3: median
@@ -78,23 +82,35 @@ def row(n, data, version, seconds, draws, calibrated, note=""):
 
 
 def dce_tolerant():
+    from bench_dce import session_before
+
     import skcal.metrics._ldtc as ldtc
 
     n = 2000
     rng = np.random.default_rng(0)
     p = rng.random(n)
     y = (rng.random(n) < p).astype(float)
-    print(f"dCE tolerant test, n = {n}, tolerance 0.02, target 0.5 s")
+    print(f"dCE tolerant test, n = {n}, tolerance 0.02, target 0.5 s; "
+          f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'version':>8} {'wall s':>8} {'cpu s':>8} {'draws':>6} threshold min_epsilon")
-    for version, linprog, merge in [("before", True, 100), ("after", False, 0)]:
-        ldtc._USE_LINPROG, ldtc._MERGE_ABOVE_COLUMNS_PER_POINT = linprog, merge
-        cpu = time.process_time()
-        seconds, result = timed(
-            CalibrationTester(measure="dce", tolerance=0.02, random_state=0), y, p
-        )
-        cpu = time.process_time() - cpu
-        print(f"{version:>8} {seconds:>8.2f} {cpu:>8.2f} {result.n_resamples:>6} "
-              f"{result.threshold:.6f}  {result.min_epsilon:.6f}", flush=True)
+    real, nulls = ldtc._Session, {}
+    before = session_before()
+    try:
+        # alternated, twice: the machine's load moves between runs
+        for version, session in [("before", before), ("after", real)] * 2:
+            ldtc._Session = session
+            ldtc._last.key = ldtc._last.session = None
+            tester = CalibrationTester(measure="dce", tolerance=0.02, random_state=0)
+            cpu = time.process_time()
+            seconds, result = timed(tester, y, p)
+            cpu = time.process_time() - cpu
+            nulls[version] = np.asarray(tester.null_statistics_)
+            print(f"{version:>8} {seconds:>8.2f} {cpu:>8.2f} {result.n_resamples:>6} "
+                  f"{result.threshold:.12f}  {result.min_epsilon:.12f}", flush=True)
+    finally:
+        ldtc._Session = real
+    print("largest difference of null_statistics_: "
+          f"{np.max(np.abs(nulls['before'] - nulls['after'])):.1e}")
 
 
 def _use_before(before):

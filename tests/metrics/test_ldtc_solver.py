@@ -268,3 +268,95 @@ def test_graded_cuts_give_the_unmerged_program_on_larger_data(monkeypatch):
         assert np.all((1 - u) * psi[0] + u * psi[1] <= 1e-8)
         assert ldtc_dual_objective(y, p, w, u, psi) == pytest.approx(value, abs=1e-8)
     assert sum(cuts) > 100  # graded cuts made many pieces
+
+
+class _CountingHighs:
+    """HiGHS with a count of the column bounds passed to it."""
+
+    def __init__(self, highs):
+        self.highs, self.passed = highs, 0
+
+    def changeColsBounds(self, k, *args):  # noqa: N802 - HiGHS's name
+        self.passed += k
+        return self.highs.changeColsBounds(k, *args)
+
+    def __getattr__(self, name):
+        return getattr(self.highs, name)
+
+
+def test_session_passes_only_the_moved_bounds():
+    # a resample moves some columns' bounds; the others are not passed again
+    # (the cost of a change grows with the columns passed), and the value is
+    # still a fresh solve's
+    rng = np.random.default_rng(5)
+    p = np.sort(rng.random(300))
+    w = np.full(300, 1 / 300)
+    u = np.linspace(0, 1, 21)
+    session = ldtc_module._Session(p, u)
+    counting = _CountingHighs(session.program.highs)
+    session.program.highs = counting
+    y = (rng.random(300) < p).astype(float)
+    session.solve(w * (1 - y), w * y)
+    first = counting.passed
+    assert 0 < first <= 300
+    assert session.solve(w * (1 - y), w * y) == pytest.approx(
+        ldtc_module._solve_on_grid(p, w * (1 - y), w * y, u)[0], abs=TOL)
+    assert counting.passed == first  # the same masses: nothing passed
+    flip = rng.choice(300, size=7, replace=False)
+    y[flip] = 1 - y[flip]
+    value = session.solve(w * (1 - y), w * y)
+    assert counting.passed <= first + 2 * 7
+    assert value == pytest.approx(ldtc_module._solve_on_grid(p, w * (1 - y), w * y, u)[0],
+                                  abs=TOL)
+
+
+def _edge_program_value(values, mass0, mass1, u, free_sinks):
+    """The flow program of ``_ldtc_program`` built densely (data to the two
+    grid neighbours, edges along the grid, sinks), the interior sinks free in
+    sign on request: the primal side of tight sink rows."""
+    from scipy.optimize import linprog
+
+    M = u.shape[0]
+    columns, costs, lower = [], [], []
+
+    def column(entries, cost, low=0.0):
+        col = np.zeros(2 * M + 2 * values.shape[0])
+        for row, value in entries:
+            col[row] = value
+        columns.append(col)
+        costs.append(cost)
+        lower.append(low)
+
+    for label in (0, 1):
+        for i, v in enumerate(values):
+            k = min(int(np.searchsorted(u, v, side="right")) - 1, M - 2)
+            for j in (k, k + 1):  # mass of pair (i, label) arriving at u_j
+                column([(label * M + j, 1.0), (2 * M + 2 * i + label, 1.0)], abs(v - u[j]))
+        for j in range(M - 1):
+            for sign in (1.0, -1.0):
+                column([(label * M + j, -sign), (label * M + j + 1, sign)], u[j + 1] - u[j])
+    for j in range(M):
+        free = free_sinks and 0 < j < M - 1
+        column([(j, -(1 - u[j])), (M + j, -u[j])], 0.0, -np.inf if free else 0.0)
+    A = np.column_stack(columns)
+    b = np.concatenate([np.zeros(2 * M), np.column_stack([mass0, mass1]).ravel()])
+    bounds = [(low, None) for low in lower]
+    result = linprog(costs, A_eq=A, b_eq=b, bounds=bounds, method="highs")
+    assert result.status == 0
+    return result.fun / (mass0.sum() + mass1.sum())
+
+
+def test_free_sinks_are_a_strict_relaxation():
+    # tight sink rows with 1-Lipschitz potentials (a 1-D dual chain) are not
+    # without loss: freeing the sinks lowers the value (the notes of
+    # _ldtc_program); with sinks >= 0 the dense program is dCE^U
+    u = np.linspace(0, 1, 5)
+    values = np.array([0.17, 0.69])
+    mass0, mass1 = np.array([0.8, 0.1]), np.array([0.0, 0.8])
+    exact = ldtc_module._solve_on_grid(values, mass0, mass1, u)[0]
+    y = np.array([0.0, 0.0, 1.0])
+    p = np.array([0.17, 0.69, 0.69])
+    w = np.array([0.8, 0.1, 0.8])
+    assert exact == pytest.approx(ldtc_dense_lp(y, p, w, u), abs=1e-9)
+    assert _edge_program_value(values, mass0, mass1, u, False) == pytest.approx(exact, abs=1e-9)
+    assert _edge_program_value(values, mass0, mass1, u, True) < exact - 1e-3
