@@ -44,11 +44,11 @@ cdef inline void _need(bint ok, str what) except *:
 def group_rows_exact(
     const double[::1] p,                # IN  predictions in [0, 1], any order
     const label_t[::1] y,               # IN  outcomes (non-zero is positive)
-    const double[::1] w,                # IN  non-negative weights
+    const double[::1] w,                # IN  non-negative weights (may be pos itself)
     double[::1] values,                 # OUT distinct sorted p (first k); work
     double[::1] neg,                    # OUT per value, see below (first k); work
     double[::1] pos,                    # OUT per value, see below (first k); work
-    double[::1] rows,                   # OUT signed weights of repeated values' rows (first m); work
+    double[::1] rows,                   # OUT repeated values' rows (first m); work
 ):
     """Sort ``(p, y, w)`` by ``p`` and group equal predictions; return ``(k, m)``.
 
@@ -60,7 +60,9 @@ def group_rows_exact(
     order), a positive row's as ``-w`` (``-0.0`` for ``w = 0``: read the
     class off the sign bit). The four outputs are the sort's buffers, and
     the grouping pass writes them in place (no entry is written before it
-    is read): 32 bytes of memory per row in all.
+    is read): 32 bytes of memory per row in all. ``w`` may be the same array
+    as ``pos`` (each weight is read before that entry is written), which the
+    caller then gives up: 24 bytes per row beside it.
     """
     cdef Py_ssize_t n = p.shape[0]
     cdef Py_ssize_t i, s, e, j, k = 0, m = 0, c, d, total

@@ -208,18 +208,33 @@ def _exact_of_rows(p, y, w, own_weights=False):
     if m == 0:
         del rows
         return _Exact(values, CompactSums(neg), CompactSums(pos))
-    # values held by several rows: neg holds minus their row count
+    # values held by several rows: neg holds minus their row count; their
+    # rows' exact sums are taken a block of values at a time (about
+    # _CHUNK_ROWS rows), so the temporaries of the multi-limb sums stay small
     multi = np.flatnonzero(neg < 0)
     counts = (-neg[multi]).astype(np.int64)
-    local = np.repeat(np.arange(multi.shape[0], dtype=np.int64), counts)
-    signed = rows[:m]
-    positive = np.signbit(signed)
-    out = []
-    for d, wk in ((neg, np.where(positive, 0.0, signed)), (pos, np.where(positive, -signed, 0.0))):
+    ends = np.cumsum(counts)
+    parts = ([], [])
+    g0 = 0
+    while g0 < multi.shape[0]:
+        r0 = int(ends[g0 - 1]) if g0 else 0
+        g1 = max(g0 + 1, int(np.searchsorted(ends, r0 + _CHUNK_ROWS, side="right")))
+        signed = rows[r0 : ends[g1 - 1]]
+        local = np.repeat(np.arange(g1 - g0, dtype=np.int64), counts[g0:g1])
+        positive = np.signbit(signed)
         # (-(-0.0) is +0.0: a zero weight adds nothing to either class)
-        part = CompactSums.from_exact(ExactSums.of_doubles(wk, local, multi.shape[0]))
-        d[multi] = part.doubles
-        out.append(CompactSums(d, multi[part.rows].astype(np.int64), part.big))
+        for part, wk in zip(parts, (np.where(positive, 0.0, signed),
+                                    np.where(positive, -signed, 0.0))):
+            sums = CompactSums.from_exact(ExactSums.of_doubles(wk, local, g1 - g0))
+            part.append((g0, sums))
+        g0 = g1
+    del rows
+    out = []
+    for d, part in zip((neg, pos), parts):
+        d[multi] = np.concatenate([s.doubles for _, s in part])
+        big_rows = np.concatenate([s.rows + g for g, s in part])
+        big = _stack([s.big for _, s in part])
+        out.append(CompactSums(d, multi[big_rows].astype(np.int64), big))
     return _Exact(values, *out)
 
 
