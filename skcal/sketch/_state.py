@@ -220,13 +220,18 @@ def _exact_of_rows(p, y, w, own_weights=False):
         r0 = int(ends[g0 - 1]) if g0 else 0
         g1 = max(g0 + 1, int(np.searchsorted(ends, r0 + _CHUNK_ROWS, side="right")))
         signed = rows[r0 : ends[g1 - 1]]
-        local = np.repeat(np.arange(g1 - g0, dtype=np.int64), counts[g0:g1])
-        positive = np.signbit(signed)
-        # (-(-0.0) is +0.0: a zero weight adds nothing to either class)
-        for part, wk in zip(parts, (np.where(positive, 0.0, signed),
-                                    np.where(positive, -signed, 0.0))):
-            sums = CompactSums.from_exact(ExactSums.of_doubles(wk, local, g1 - g0))
-            part.append((g0, sums))
+        # one exact sum per (value, class): group 2 j for the negative rows of
+        # the block's value j, 2 j + 1 for its positive ones (sign bit set)
+        index = np.repeat(np.arange(0, 2 * (g1 - g0), 2, dtype=np.int64), counts[g0:g1])
+        index += np.signbit(signed)
+        sums = CompactSums.from_exact(
+            ExactSums.of_doubles(np.abs(signed), index, 2 * (g1 - g0))
+        )
+        for cls, part in enumerate(parts):
+            big = sums.rows % 2 == cls
+            part.append((g0, CompactSums(
+                sums.doubles[cls::2], sums.rows[big] // 2, sums.big.take(big)
+            )))
         g0 = g1
     del rows
     out = []
