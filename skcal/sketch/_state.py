@@ -161,14 +161,11 @@ def _rows_state(y, p, w, max_size, own_weights=False):
         return _Exact(G.values, CompactSums(negatives), CompactSums(G.positives)), n, common
     p = np.ascontiguousarray(p, dtype=np.float64)
     wf = np.ascontiguousarray(w, dtype=np.float64)
-    if max_size is not None:
-        # a value sort says whether to compact
-        if np.unique(p).shape[0] > max_size:
-            positive = np.asarray(y) != 0
-            neg_w = np.where(positive, 0.0, wf)
-            pos_w = np.where(positive, wf, 0.0)
-            return _compact_points(p, neg_w, pos_w, max_size), n, common
-    return _exact_of_rows(p, y, wf, own_weights and wf is w), n, common
+    # the exact state, compacted if it holds more than max_size values (a
+    # bounded sketch's chunk: grouped by the one radix sort, then compacted
+    # from its distinct values, as the merged state would be)
+    state = _exact_of_rows(p, y, wf, own_weights and wf is w)
+    return _fit(state, max_size), n, common
 
 
 def _exact_of_rows(p, y, w, own_weights=False):
@@ -251,7 +248,8 @@ def _compact_points(p, neg_w, pos_w, max_size):
     atoms, exactly as compacting the exact state would choose it.
     """
     # distinct cells of the finest level, per class, sorted
-    if np.all(p[1:] > p[:-1]):  # distinct values already (grouped rows)
+    grouped = bool(np.all(p[1:] > p[:-1]))  # distinct values already (grouped rows)
+    if grouped:
         present = [p[neg_w > 0], p[pos_w > 0]]
     else:
         present = [np.unique(p[neg_w > 0]), np.unique(p[pos_w > 0])]
@@ -275,8 +273,20 @@ def _compact_points(p, neg_w, pos_w, max_size):
             hi = mid - 1
     level = lo
     cell = cells_of(p, level)
-    cells = np.unique(np.concatenate([cells_of(v, level) for v in present]))
-    index = np.searchsorted(cells, cell)
+    if grouped:
+        # sorted: the occupied cells and each row's cell index in one linear
+        # pass (rows of weight zero in both classes get any index: unused)
+        occupied = np.flatnonzero((neg_w > 0) | (pos_w > 0))
+        first = np.ones(occupied.shape[0], dtype=bool)
+        occ = cell[occupied]
+        np.not_equal(occ[1:], occ[:-1], out=first[1:])
+        cells = occ[first]
+        marks = np.zeros(p.shape[0], dtype=np.int64)
+        marks[occupied[first]] = 1
+        index = np.cumsum(marks) - 1
+    else:
+        cells = np.unique(np.concatenate([cells_of(v, level) for v in present]))
+        index = np.searchsorted(cells, cell)
     k = cells.shape[0]
     masses, moments = [], []
     ranges = np.empty((k, 4))
