@@ -243,16 +243,13 @@ def _exact_of_rows(p, y, w, own_weights=False):
 def _compact_points(p, neg_w, pos_w, max_size):
     """The compacted state of weighted points, without per-value exact sums.
 
-    ``p`` are predictions (rows, or distinct values) with the weight of their
-    negative and of their positive outcomes. The level is the finest with at most ``max_size``
-    atoms, exactly as compacting the exact state would choose it.
+    ``p`` are distinct predictions in increasing order (grouped rows) with the
+    weight of their negative and of their positive outcomes, each an exact sum.
+    The level is the finest with at most ``max_size`` atoms, exactly as
+    compacting the exact state would choose it.
     """
     # distinct cells of the finest level, per class, sorted
-    grouped = bool(np.all(p[1:] > p[:-1]))  # distinct values already (grouped rows)
-    if grouped:
-        present = [p[neg_w > 0], p[pos_w > 0]]
-    else:
-        present = [np.unique(p[neg_w > 0]), np.unique(p[pos_w > 0])]
+    present = [p[neg_w > 0], p[pos_w > 0]]
     fine = [cells_of(v, MAX_LEVEL) for v in present]
 
     def count(level):
@@ -272,21 +269,17 @@ def _compact_points(p, neg_w, pos_w, max_size):
         else:
             hi = mid - 1
     level = lo
+    # sorted values: the occupied cells and each value's cell index in one
+    # linear pass (values of weight zero in both classes get any index: unused)
     cell = cells_of(p, level)
-    if grouped:
-        # sorted: the occupied cells and each row's cell index in one linear
-        # pass (rows of weight zero in both classes get any index: unused)
-        occupied = np.flatnonzero((neg_w > 0) | (pos_w > 0))
-        first = np.ones(occupied.shape[0], dtype=bool)
-        occ = cell[occupied]
-        np.not_equal(occ[1:], occ[:-1], out=first[1:])
-        cells = occ[first]
-        marks = np.zeros(p.shape[0], dtype=np.int64)
-        marks[occupied[first]] = 1
-        index = np.cumsum(marks) - 1
-    else:
-        cells = np.unique(np.concatenate([cells_of(v, level) for v in present]))
-        index = np.searchsorted(cells, cell)
+    occupied = np.flatnonzero((neg_w > 0) | (pos_w > 0))
+    first = np.ones(occupied.shape[0], dtype=bool)
+    occ = cell[occupied]
+    np.not_equal(occ[1:], occ[:-1], out=first[1:])
+    cells = occ[first]
+    marks = np.zeros(p.shape[0], dtype=np.int64)
+    marks[occupied[first]] = 1
+    index = np.cumsum(marks) - 1
     k = cells.shape[0]
     masses, moments = [], []
     ranges = np.empty((k, 4))
