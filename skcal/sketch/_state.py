@@ -277,9 +277,11 @@ def _compact_points(p, neg_w, pos_w, max_size):
     occ = cell[occupied]
     np.not_equal(occ[1:], occ[:-1], out=first[1:])
     cells = occ[first]
-    marks = np.zeros(p.shape[0], dtype=np.int64)
-    marks[occupied[first]] = 1
-    index = np.cumsum(marks) - 1
+    marks = np.zeros(p.shape[0], dtype=bool)
+    marks[occupied[first]] = True
+    index = np.cumsum(marks, dtype=np.int64)
+    index -= 1
+    del cell, occupied, first, occ, marks
     k = cells.shape[0]
     masses, moments = [], []
     ranges = np.empty((k, 4))
