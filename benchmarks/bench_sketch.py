@@ -36,6 +36,7 @@ CASES = [
     # label, max_size, weighted
     ("exact, unit weights", None, False),
     ("exact, exponential weights", None, True),
+    ("exact, exp. weights, p to 1e-3", None, "ties"),
     ("max_size=4096, unit weights", 4096, False),
     ("max_size=4096, exponential weights", 4096, True),
 ]
@@ -76,11 +77,17 @@ def worker(n, repeat, path=None):
         ),
         "cases": {},
     }
+    # the direct measure on rounded predictions, for the case with ties
+    p_ties = np.round(p, 3)
+    out["smce_ties"] = median_time(
+        lambda: skcal.smooth_calibration_error(y, p_ties, sample_weight=weights), repeat
+    )
     for label, max_size, weighted in CASES:
         w = weights if weighted else None
+        q = p_ties if weighted == "ties" else p
 
-        def build(max_size=max_size, w=w):
-            return CalibrationSketch(max_size=max_size).update(y, p, sample_weight=w)
+        def build(max_size=max_size, w=w, q=q):
+            return CalibrationSketch(max_size=max_size).update(y, q, sample_weight=w)
 
         t = median_time(build, repeat)
         tracemalloc.start()
@@ -110,7 +117,30 @@ def worker(n, repeat, path=None):
             "time": t, "bytes": peak / n, "stored": len(merged.to_bytes()) / n,
             "weighted": weighted,
         }
+    out["cpu"] = cpu_features()
     print(json.dumps(out))
+
+
+def cpu_features():
+    """The SIMD features numpy found on this CPU (``np.show_runtime()``)."""
+    import contextlib
+    import io
+
+    import numpy as np
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        try:
+            np.show_runtime()
+        except Exception:  # older numpy: no runtime report
+            return "unknown"
+    text = buffer.getvalue()
+    start = text.find("'found'")
+    if start < 0:
+        return "unknown"
+    end = text.find("]", start)
+    found = [f.strip(" '\n") for f in text[text.find("[", start) + 1:end].split(",")]
+    return " ".join(f for f in found if f)
 
 
 def main():
@@ -150,15 +180,19 @@ def main():
             res = subprocess.run(cmd, capture_output=True, text=True, check=True,
                                  cwd=os.path.expanduser("~"))
             res = json.loads(res.stdout.strip().splitlines()[-1])
+            print(f"{n:>9} {label:<7} CPU features found by numpy: {res['cpu']}")
             for case, m in res["cases"].items():
-                smce = res["smce_w"] if m["weighted"] else res["smce"]
+                smce = {False: res["smce"], True: res["smce_w"]}.get(
+                    m["weighted"], res.get("smce_ties", np.nan)
+                )
                 print(f"{n:>9} {label:<7} {case:<36} {m['time']:>9.3f} "
                       f"{m['time'] / res['argsort']:>9.2f} {m['time'] / smce:>6.2f} "
                       f"{m['bytes']:>10.1f} {m['stored']:>12.1f}")
             print(f"{n:>9} {label:<7} {'(np.argsort [s])':<36} {res['argsort']:>9.3f}"
                   f"   [skcal from {res['path']}]")
-            print(f"{n:>9} {label:<7} {'(direct smCE, weighted [s])':<36} "
-                  f"{res['smce']:>9.3f} {res['smce_w']:>9.3f}")
+            print(f"{n:>9} {label:<7} {'(direct smCE, weighted, ties [s])':<36} "
+                  f"{res['smce']:>9.3f} {res['smce_w']:>9.3f} "
+                  f"{res.get('smce_ties', np.nan):>9.3f}")
         print()
 
 

@@ -305,9 +305,10 @@ class CalibrationSketch:
             labels=self.labels,
             compact=True,
         )
+        own_weights = False
         if sample_weight is not None:
             # the weights as given: a sketch must not keep a per-batch rescaling
-            w = _raw_weights(sample_weight, w)
+            w, own_weights = _raw_weights(sample_weight, w)
         overflow = ValueError(
             "update overflows: with these rows the sketch's total weight would "
             "exceed the largest float64 (about 1.8e308); the sketch is unchanged. "
@@ -316,7 +317,7 @@ class CalibrationSketch:
             "through w / sum(w))."
         )
         try:
-            rows = _rows_state(y, p, w, self._max_size)
+            rows = _rows_state(y, p, w, self._max_size, own_weights)
             if _overflows(rows[0]):
                 raise OverflowError
         except OverflowError:

@@ -17,6 +17,7 @@ from .._grouped import (
     sums_overflow,
     unique_inverse,
 )
+from .._kernels._sketch import group_rows_exact
 from ._format import _VERSION, _encode_compact, _encode_sums
 
 # --- helpers ------------------------------------------------------------------
@@ -99,12 +100,18 @@ def _merge_common(a, b):
 
 
 def _raw_weights(sample_weight, checked):
-    """The caller's weights as float64 (a copy), unscaled, once validated."""
+    """The caller's weights as float64, unscaled, once validated; and whether ours.
+
+    Returns ``(w, owned)``: ``owned`` is True when ``w`` shares no memory with
+    the caller's ``sample_weight`` (a copy made by the validator or here),
+    so the build may use its memory as a work buffer.
+    """
     raw = np.asarray(sample_weight)
     if raw.dtype.kind not in "biuf" or raw.shape != checked.shape:
-        return checked
+        return checked, not np.may_share_memory(checked, raw)
     if raw.dtype == np.float64 and np.array_equal(raw, checked):
-        return checked  # not rescaled: no second copy
+        # not rescaled: no second copy
+        return checked, not np.may_share_memory(checked, raw)
     raw = raw.astype(np.float64)
     with np.errstate(over="ignore"):
         total = raw.sum()
@@ -115,7 +122,7 @@ def _raw_weights(sample_weight, checked):
             "(and those of every other batch) down by one common factor; every "
             "measure depends on the weights only through w / sum(w)."
         )
-    return raw
+    return raw, True
 
 
 # Rows summarised at once by a bounded sketch: its temporaries (about 90
@@ -123,8 +130,12 @@ def _raw_weights(sample_weight, checked):
 _CHUNK_ROWS = 1 << 16
 
 
-def _rows_state(y, p, w, max_size):
-    """``(state, n_rows, common weight)`` of validated rows."""
+def _rows_state(y, p, w, max_size, own_weights=False):
+    """``(state, n_rows, common weight)`` of validated rows.
+
+    With ``own_weights=True`` the caller gives up ``w`` (a copy of its own):
+    the exact build may overwrite it, as one of its work buffers.
+    """
     n = p.shape[0]
     w0 = float(w[0])
     common = w0 if np.all(w == w0) else float("nan")
@@ -150,83 +161,95 @@ def _rows_state(y, p, w, max_size):
         return _Exact(G.values, CompactSums(negatives), CompactSums(G.positives)), n, common
     p = np.ascontiguousarray(p, dtype=np.float64)
     wf = np.ascontiguousarray(w, dtype=np.float64)
-    positive = np.asarray(y) != 0
-    if max_size is not None:
-        # a value sort says whether to compact
-        if np.unique(p).shape[0] > max_size:
-            neg_w = np.where(positive, 0.0, wf)
-            pos_w = np.where(positive, wf, 0.0)
-            return _compact_points(p, neg_w, pos_w, max_size), n, common
-    return _exact_of_rows(p, positive, wf), n, common
+    # the exact state, compacted if it holds more than max_size values (a
+    # bounded sketch's chunk: grouped by the one radix sort, then compacted
+    # from its distinct values, as the merged state would be)
+    state = _exact_of_rows(p, y, wf, own_weights and wf is w)
+    return _fit(state, max_size), n, common
 
 
-def _exact_of_rows(p, positive, w):
-    """The exact state of rows of real weights, from one argsort.
+def _exact_of_rows(p, y, w, own_weights=False):
+    """The exact state of rows of real weights, from one radix sort.
 
     A value held by one row takes that row's weight, a double, as its exact
     sum; only the rows of repeated values go through the multi-limb sums.
+    ``group_rows_exact`` (``_kernels/_sketch.pyx``) sorts the rows and
+    groups them in its four output arrays, 32 bytes per row in all; with
+    ``own_weights=True`` one of them is ``w`` itself (the validator's copy,
+    overwritten), so the build needs 24 bytes per row beside the validated
+    rows. The argsort it replaces, with its gathers and per-class weights,
+    took 40 to 56 bytes per row and 1.3 to 1.4 times a direct weighted smCE
+    (``benchmarks/bench_sketch.py``).
     """
     n = p.shape[0]
-    # an argsort, not the radix grouping of ``group``: that needs 8 bytes
-    # per row more at its peak (measured 46 against 38 bytes per row with
-    # the validated weights held), over the 40 of a sketch's build
-    order = np.argsort(p)
-    ps = p[order]
-    new = np.empty(n, dtype=bool)
-    new[:1] = True
-    np.not_equal(ps[1:], ps[:-1], out=new[1:])
-    if new.all():
-        # every prediction distinct (continuous scores): each sum is one
-        # row's weight; sorted in place of the rows, few temporaries
-        del new
-        positive_sorted = positive[order]
-        weights = w[order]
-        del order
-        pos = np.where(positive_sorted, weights, 0.0)
-        weights[positive_sorted] = 0.0
-        return _Exact(ps, CompactSums(weights), CompactSums(pos))
-    starts = np.flatnonzero(new)
-    del new
-    values = ps[starts]
-    del ps
-    k = values.shape[0]
-    counts = np.diff(starts, append=n)
-    single = counts == 1
-    multi = np.flatnonzero(~single)
-    rows = order[np.repeat(~single, counts)] if multi.shape[0] else None
-    first = order[starts]  # one row of each value
-    del starts, order
-    sums = []
-    for cls in (False, True):
-        d = np.zeros(k)
-        hit = single & (positive[first] == cls)
-        d[hit] = w[first[hit]]
-        sums.append(d)
-    del first
-    if multi.shape[0] == 0:
-        return _Exact(values, CompactSums(sums[0]), CompactSums(sums[1]))
-    local = np.repeat(np.arange(multi.shape[0], dtype=np.int64), counts[multi])
+    if y.dtype in (np.uint8, np.int64):
+        y = np.ascontiguousarray(y)
+    else:
+        y = (y != 0).view(np.uint8)
+    values = np.empty(n)
+    neg = np.empty(n)
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    # the kernel reads each weight before it writes that entry of pos
+    pos = w if own_weights and w.flags.writeable else np.empty(n)
+    rows = np.empty(n)
+    k, m = group_rows_exact(
+        np.ascontiguousarray(p, dtype=np.float64), y, w, values, neg, pos, rows
+    )
+    del w
+    if k < n:
+        # the outputs' first k entries; copies, one at a time, so the n-row
+        # buffers go
+        values = values[:k].copy()
+        neg = neg[:k].copy()
+        pos = pos[:k].copy()
+    if m == 0:
+        del rows
+        return _Exact(values, CompactSums(neg), CompactSums(pos))
+    # values held by several rows: neg holds minus their row count; their
+    # rows' exact sums are taken a block of values at a time (about
+    # _CHUNK_ROWS rows), so the temporaries of the multi-limb sums stay small
+    multi = np.flatnonzero(neg < 0)
+    counts = (-neg[multi]).astype(np.int64)
+    ends = np.cumsum(counts)
+    parts = ([], [])
+    g0 = 0
+    while g0 < multi.shape[0]:
+        r0 = int(ends[g0 - 1]) if g0 else 0
+        g1 = max(g0 + 1, int(np.searchsorted(ends, r0 + _CHUNK_ROWS, side="right")))
+        signed = rows[r0 : ends[g1 - 1]]
+        # one exact sum per (value, class): group 2 j for the negative rows of
+        # the block's value j, 2 j + 1 for its positive ones (sign bit set)
+        index = np.repeat(np.arange(0, 2 * (g1 - g0), 2, dtype=np.int64), counts[g0:g1])
+        index += np.signbit(signed)
+        sums = CompactSums.from_exact(
+            ExactSums.of_doubles(np.abs(signed), index, 2 * (g1 - g0))
+        )
+        for cls, part in enumerate(parts):
+            big = sums.rows % 2 == cls
+            part.append((g0, CompactSums(
+                sums.doubles[cls::2], sums.rows[big] // 2, sums.big.take(big)
+            )))
+        g0 = g1
+    del rows
     out = []
-    for cls, d in zip((False, True), sums):
-        wk = np.where(positive[rows] == cls, w[rows], 0.0)
-        part = CompactSums.from_exact(ExactSums.of_doubles(wk, local, multi.shape[0]))
-        d[multi] = part.doubles
-        out.append(CompactSums(d, multi[part.rows].astype(np.int64), part.big))
+    for d, part in zip((neg, pos), parts):
+        d[multi] = np.concatenate([s.doubles for _, s in part])
+        big_rows = np.concatenate([s.rows + g for g, s in part])
+        big = _stack([s.big for _, s in part])
+        out.append(CompactSums(d, multi[big_rows].astype(np.int64), big))
     return _Exact(values, *out)
 
 
 def _compact_points(p, neg_w, pos_w, max_size):
     """The compacted state of weighted points, without per-value exact sums.
 
-    ``p`` are predictions (rows, or distinct values) with the weight of their
-    negative and of their positive outcomes. The level is the finest with at most ``max_size``
-    atoms, exactly as compacting the exact state would choose it.
+    ``p`` are distinct predictions in increasing order (grouped rows) with the
+    weight of their negative and of their positive outcomes, each an exact sum.
+    The level is the finest with at most ``max_size`` atoms, exactly as
+    compacting the exact state would choose it.
     """
     # distinct cells of the finest level, per class, sorted
-    if np.all(p[1:] > p[:-1]):  # distinct values already (grouped rows)
-        present = [p[neg_w > 0], p[pos_w > 0]]
-    else:
-        present = [np.unique(p[neg_w > 0]), np.unique(p[pos_w > 0])]
+    present = [p[neg_w > 0], p[pos_w > 0]]
     fine = [cells_of(v, MAX_LEVEL) for v in present]
 
     def count(level):
@@ -246,9 +269,19 @@ def _compact_points(p, neg_w, pos_w, max_size):
         else:
             hi = mid - 1
     level = lo
+    # sorted values: the occupied cells and each value's cell index in one
+    # linear pass (values of weight zero in both classes get any index: unused)
     cell = cells_of(p, level)
-    cells = np.unique(np.concatenate([cells_of(v, level) for v in present]))
-    index = np.searchsorted(cells, cell)
+    occupied = np.flatnonzero((neg_w > 0) | (pos_w > 0))
+    first = np.ones(occupied.shape[0], dtype=bool)
+    occ = cell[occupied]
+    np.not_equal(occ[1:], occ[:-1], out=first[1:])
+    cells = occ[first]
+    marks = np.zeros(p.shape[0], dtype=bool)
+    marks[occupied[first]] = True
+    index = np.cumsum(marks, dtype=np.int64)
+    index -= 1
+    del cell, occupied, first, occ, marks
     k = cells.shape[0]
     masses, moments = [], []
     ranges = np.empty((k, 4))
