@@ -32,7 +32,7 @@ import numpy as np
 
 import skcal
 from skcal import cutoff_calibration_error, utility_calibration_ecdf, utility_calibration_error
-from skcal.metrics._multiclass import _general_intervals, _worst_intervals
+from skcal.metrics._multiclass import _general_intervals, worst_intervals
 from skcal.utilities._engine import Predictions
 from skcal.utilities._families import members, resolve_utility
 
@@ -86,7 +86,7 @@ def family_rows(y, P, repeat):
     for name in ("comb", "class-wise"):
         utilities = members(resolve_utility(name), C)
         c_new, w_new, new = measure(
-            lambda u=utilities: _worst_intervals(u, Predictions(P, y), w), repeat
+            lambda u=utilities: worst_intervals(u, Predictions(P, y), w), repeat
         )
         c_old, w_old, old = measure(
             lambda u=utilities: _general_intervals(u, Predictions(P, y), w), repeat
