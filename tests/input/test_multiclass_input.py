@@ -288,3 +288,28 @@ def test_valid_matrix_is_read_once(monkeypatch):
     assert skcal.cutoff_calibration_error(y, P, labels=np.arange(5)) == (
         skcal.cutoff_calibration_error(data)
     )
+
+
+def test_top_label_measures_as_with_the_exact_check(monkeypatch):
+    """The binary measures' top-label input: the fused read changes no value and no message."""
+    from skcal._input import _checks
+
+    rng = np.random.default_rng(8)
+    cases = []
+    for _ in range(150):
+        n = int(rng.choice([1, 4, 30]))
+        C = int(rng.choice([3, 8, 9, 17]))
+        P = _corrupt(rng, _matrix(rng, n, C))
+        cases.append((rng.integers(0, C, n), P if rng.random() < 0.8 else P.astype(np.float32)))
+
+    def outcome(y, P):
+        try:
+            return skcal.cutoff_calibration_error(y, P, labels=np.arange(P.shape[1]))
+        except ValueError as error:
+            return str(error)
+
+    fused = [outcome(y, P) for y, P in cases]
+    monkeypatch.setattr(_checks, "plainly_valid_top_label", lambda P, input_dtype=None: None)
+    exact = [outcome(y, P) for y, P in cases]
+    assert fused == exact
+    assert any(isinstance(v, str) for v in exact) and any(isinstance(v, float) for v in exact)
