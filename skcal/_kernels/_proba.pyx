@@ -9,7 +9,7 @@
 # which lets the compiler keep it in vector registers. A row with NaN, an
 # infinity, a negative entry or -0.0 fails, and the caller takes its exact
 # path. The row loop is C, in eight lanes, compiled once per vector width
-# (AVX-512, AVX2, baseline) with GCC on x86-64 Linux, chosen at load time.
+# (AVX-512, AVX2, baseline) with GCC and glibc on x86-64, chosen at load time.
 # The kernel checks its argument shapes at entry.
 
 cdef enum:
@@ -23,7 +23,8 @@ cdef extern from *:
     #define SKCAL_LIFT 0x000FFFFFFFFFFFFFULL
     #define SKCAL_HIGH2 0xC000000000000000ULL
     #define SKCAL_LANES 8
-    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    /* one clone per vector width, chosen at load time (an ifunc: GCC, glibc) */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
     #define SKCAL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
     #else
     #define SKCAL_CLONES
