@@ -313,3 +313,16 @@ def test_top_label_measures_as_with_the_exact_check(monkeypatch):
     exact = [outcome(y, P) for y, P in cases]
     assert fused == exact
     assert any(isinstance(v, str) for v in exact) and any(isinstance(v, float) for v in exact)
+
+
+def test_check_top_label_kernel_checks_shapes():
+    from skcal._kernels._proba import check_top_label
+
+    P = np.full((3, 2), 0.5)
+    assert check_top_label(P, 1e-6, np.empty(3), np.empty(3, dtype=np.intp)) == 0
+    for conf, pred in ((np.empty(2), np.empty(3, dtype=np.intp)),
+                       (np.empty(3), np.empty(4, dtype=np.intp))):
+        with pytest.raises(ValueError, match="kernel argument shapes do not match"):
+            check_top_label(P, 1e-6, conf, pred)
+    with pytest.raises(ValueError, match="kernel argument shapes do not match"):
+        check_top_label(np.empty((3, 0)), 1e-6, np.empty(3), np.empty(3, dtype=np.intp))
