@@ -15,6 +15,7 @@ import sys
 import numpy as np
 
 from .._kernels._binning import checked_top_label
+from .._kernels._proba import check_top_label
 from ._arrays import as_numpy
 from ._weights import (
     canonical_weights,
@@ -76,6 +77,7 @@ __all__ = [
     "resolve_labels",
     "binary_rows",
     "no_second_input",
+    "plainly_valid_top_label",
     "top_label",
     "user_stacklevel",
 ]
@@ -365,6 +367,30 @@ def _check_row_sums(sums, atol, name):
 
 
 
+def plainly_valid_top_label(P, input_dtype=None):
+    """The top label of a plainly valid C-contiguous float64 ``P``, else None.
+
+    One read of ``P`` (the ``check_top_label`` kernel, vectorised: range,
+    row sums and the first largest entry of each row, as ``np.argmax``)
+    where a check and the top label read it three times. Plainly valid:
+    every entry a double in [+0, 1] and every row sum within the tolerance
+    (:func:`row_sum_tolerance`) narrowed by ``4 n_classes eps``, more than
+    the kernel's sum (added in another order) can differ from any other
+    order of addition. None for anything else (including -0.0 entries and
+    sums near the tolerance): the caller then takes its exact check, so
+    what is accepted, what is rejected and the messages do not change.
+    Returns ``(confidence, column)``.
+    """
+    n, n_classes = P.shape
+    conf = np.empty(n)
+    pred = np.empty(n, dtype=np.intp)
+    atol = row_sum_tolerance(P.dtype if input_dtype is None else input_dtype, n_classes)
+    margin = 4.0 * n_classes * np.finfo(np.float64).eps
+    if check_top_label(P, atol - margin, conf, pred):
+        return None
+    return conf, pred
+
+
 def top_label(P):
     """Top-label confidence and predicted column; argmax ties go to the lowest index."""
     pred = np.argmax(P, axis=1)  # np.argmax returns the first maximum
@@ -458,13 +484,15 @@ def check_binary_calibration_input(
         and P_in.flags.c_contiguous
     ):
         # top-label input: check, sum and take the top label in one pass
-        n = P.shape[0]
-        conf, pred, sums = np.empty(n), np.empty(n, dtype=np.intp), np.empty(n)
-        if not checked_top_label(P_in, conf, pred, sums):
-            check_probability_matrix(P, input_dtype=input_dtype)  # raises
-        dtype = P.dtype if input_dtype is None else input_dtype
-        _check_row_sums(sums, row_sum_tolerance(dtype, P.shape[1]), "y_prob")
-        top = conf, pred
+        top = plainly_valid_top_label(P_in, input_dtype)
+        if top is None:
+            n = P.shape[0]
+            conf, pred, sums = np.empty(n), np.empty(n, dtype=np.intp), np.empty(n)
+            if not checked_top_label(P_in, conf, pred, sums):
+                check_probability_matrix(P, input_dtype=input_dtype)  # raises
+            dtype = P.dtype if input_dtype is None else input_dtype
+            _check_row_sums(sums, row_sum_tolerance(dtype, P.shape[1]), "y_prob")
+            top = conf, pred
     else:
         check_probability_matrix(P, input_dtype=input_dtype)
     label_dtype = np.uint8 if compact else np.float64

@@ -21,7 +21,9 @@ from ._checks import (
     check_sample_weight,
     check_y_true,
     label_positions,
+    plainly_valid_top_label,
     resolve_labels,
+    top_label,
 )
 
 __all__ = ["MulticlassInput", "multiclass_input"]
@@ -68,7 +70,9 @@ class MulticlassInput:
         if "predictions" not in self._cache:
             from ..utilities._engine import Predictions
 
-            self._cache["predictions"] = Predictions(self.P, self.y)
+            self._cache["predictions"] = Predictions(
+                self.P, self.y, top=self._cache.get("top")
+            )
         return self._cache["predictions"]
 
     def top_label(self):
@@ -106,7 +110,7 @@ class MulticlassInput:
         ``y`` must be intp column indices in ``[0, n_classes)``; it is not
         checked again.
         """
-        return MulticlassInput(y, self.P, self.w, self.classes)
+        return self._sharing_top(MulticlassInput(y, self.P, self.w, self.classes))
 
     def with_weights(self, w):
         """The same rows with weights ``w`` (trusted: finite, non-negative, positive sum).
@@ -114,7 +118,13 @@ class MulticlassInput:
         For the row bootstrap below the boundary (``w`` times exponential
         draws); it is not checked again.
         """
-        return MulticlassInput(self.y, self.P, w, self.classes)
+        return self._sharing_top(MulticlassInput(self.y, self.P, w, self.classes))
+
+    def _sharing_top(self, other):
+        """``other`` (same ``P``) with the top label read at the boundary, if any."""
+        if "top" in self._cache:
+            other._cache["top"] = self._cache["top"]
+        return other
 
 
 def multiclass_input(y_true, y_prob, sample_weight=None, labels=None):
@@ -169,11 +179,33 @@ def multiclass_input(y_true, y_prob, sample_weight=None, labels=None):
     classes = resolve_labels(
         y, labels, 2 if one_d else P.shape[1], proba_name="y_prob", one_d=one_d
     )
-    check_probability_matrix(P, name="y_prob", input_dtype=input_dtype)
+    top = None
     if one_d:
+        check_probability_matrix(P, name="y_prob", input_dtype=input_dtype)
         # binary: the probability of the second class, as predict_proba[:, 1]
         P = np.column_stack([1.0 - P, P])
+    else:
+        top = _checked_top_label(P, input_dtype)
     index = label_positions(classes, y).astype(np.intp)
     P = P.view()
     P.flags.writeable = False
-    return MulticlassInput(index, P, w, classes)
+    data = MulticlassInput(index, P, w, classes)
+    if top is not None:
+        data._cache["top"] = top
+    return data
+
+
+def _checked_top_label(P, input_dtype):
+    """``check_probability_matrix`` of a C-contiguous float64 ``P``, and its top label.
+
+    The plainly valid matrix is checked in the one read that also takes its
+    top label (:func:`plainly_valid_top_label`); any other goes to
+    ``check_probability_matrix``, which accepts, rejects and words its
+    messages as it always has, and its top label is read by ``np.argmax``.
+    Returns ``(confidence, column)``.
+    """
+    top = plainly_valid_top_label(P, input_dtype)
+    if top is None:
+        check_probability_matrix(P, name="y_prob", input_dtype=input_dtype)
+        top = top_label(P)  # valid after all (-0.0, or a sum near the tolerance)
+    return top

@@ -218,13 +218,17 @@ class Predictions:
     Shared quantities (the rows of ``P`` sorted, the rank of the observed
     class, the distinct rows) are computed on first use and then reused by
     every utility of a family, so a family costs one sort of the rows of
-    ``P``, not one per member.
+    ``P``, not one per member. ``top``, when given, is the top label
+    ``(confidence, column)`` already read (ties to the lowest column).
     """
 
-    def __init__(self, P, y):
+    def __init__(self, P, y, top=None):
         self.P = P
         self.y = y
         self.n_samples, self.n_classes = P.shape
+        if top is not None:
+            # read at the boundary in its checking pass (``multiclass_input``)
+            self.top = top
 
     @cached_property
     def top(self):

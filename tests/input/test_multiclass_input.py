@@ -129,3 +129,200 @@ def test_trusted_variants_keep_the_form():
     assert skcal.utility_calibration_error(reweighted, None, "comb") == (
         skcal.utility_calibration_error(y, P, "comb", sample_weight=w, labels=[0, 1, 2])
     )
+
+
+# --- the fused check (skcal/_kernels/_proba.pyx) -------------------------------
+
+
+def _old_boundary(y_prob):
+    """What the boundary did before the fused pass: the check, then np.argmax."""
+    from skcal._input._checks import as_probability_array, check_probability_matrix
+
+    input_dtype = getattr(y_prob, "dtype", None)
+    P = np.ascontiguousarray(as_probability_array(y_prob, "y_prob"))
+    try:
+        check_probability_matrix(P, name="y_prob", input_dtype=input_dtype)
+    except ValueError as error:
+        return str(error), None
+    pred = np.argmax(P, axis=1)
+    return None, (P[np.arange(P.shape[0]), pred], pred)
+
+
+def _matrix(rng, n, C):
+    """A random probability matrix with ties, zeros, ones and rows at the tolerance."""
+    kind = rng.integers(5)
+    if kind == 0:  # ties in the largest entry, anywhere in the row
+        P = np.zeros((n, C))
+        for row in P:
+            where = rng.choice(C, size=int(rng.integers(1, C + 1)), replace=False)
+            row[where] = 1.0 / where.shape[0]
+    elif kind == 1:  # one-hot rows: p in {0, 1}
+        P = np.eye(C)[rng.integers(0, C, n)]
+    elif kind == 2:  # a grid of values: many ties
+        P = rng.integers(0, 3, (n, C)).astype(float) + (np.arange(C) == 0)
+        P /= P.sum(axis=1, keepdims=True)
+    else:
+        P = rng.dirichlet(np.full(C, rng.choice([0.05, 1.0])), size=n)
+    return P
+
+
+def _corrupt(rng, P):
+    """The matrix with one kind of fault (or none) at a random entry."""
+    P = P.copy()
+    n, C = P.shape
+    i, j = int(rng.integers(n)), int(rng.integers(C))
+    fault = rng.integers(12)
+    if fault == 0:
+        P[i, j] = np.nan
+    elif fault == 1:
+        P[i, j] = rng.choice([np.inf, -np.inf])
+    elif fault == 2:
+        P[i, j] = -rng.choice([1e-300, 0.25])
+    elif fault == 3:
+        P[i, j] = rng.choice([1.0 + 2**-52, 1.5])
+    elif fault == 4:  # a row sum off by about the tolerance (either side of it)
+        P[i] *= 1.0 + rng.choice([0.5, 0.999999, 1.0, 1.000001, 2.0, -2.0]) * 1e-6
+        P[i] = np.minimum(P[i], 1.0)
+    elif fault == 5:
+        P[i, j] = -0.0 if P[i, j] == 0 else P[i, j]
+    elif fault == 6:  # NaN and an out-of-range entry: NaN is named first
+        P[i, j] = 2.0
+        P[int(rng.integers(n)), int(rng.integers(C))] = np.nan
+    elif fault in (7, 8):  # out of range, but the row sums to 1 within the tolerance
+        P[i] = 0.0
+        P[i, j] = 1.0 + 2**-52 if fault == 7 else 1.0
+        if fault == 8 and C > 1:
+            P[i, (j + 1) % C] = -rng.choice([1e-300, 1e-9])
+    return P
+
+
+def _layouts(rng, P):
+    """The matrix as the caller might pass it: C or Fortran order, strided, float32."""
+    yield P
+    yield np.asfortranarray(P)
+    wide = np.zeros((P.shape[0], 2 * P.shape[1]))
+    wide[:, ::2] = P
+    yield wide[:, ::2]  # not contiguous
+    yield P.astype(np.float32)  # rows checked at float32's tolerance
+    yield P.tolist()
+
+
+def test_fused_check_accepts_rejects_and_words_as_before():
+    rng = np.random.default_rng(26)
+    for case in range(400):
+        n = int(rng.choice([1, 2, 5, 30]))
+        C = int(rng.choice([2, 3, 7, 8, 9, 16, 17, 40]))
+        P = _corrupt(rng, _matrix(rng, n, C))
+        for y_prob in _layouts(rng, P):
+            expected_error, expected_top = _old_boundary(y_prob)
+            y = rng.integers(0, C, n)
+            if expected_error is not None:
+                with pytest.raises(ValueError) as info:
+                    multiclass_input(y, y_prob, labels=np.arange(C))
+                assert str(info.value) == expected_error, case
+                continue
+            data = multiclass_input(y, y_prob, labels=np.arange(C))
+            conf, pred = data.predictions().top
+            np.testing.assert_array_equal(pred, expected_top[1])
+            np.testing.assert_array_equal(conf, expected_top[0])
+            top = data.top_label()
+            np.testing.assert_array_equal(top.p, expected_top[0])
+            np.testing.assert_array_equal(top.y, (y == expected_top[1]).astype(np.uint8))
+
+
+def test_check_top_label_kernel_against_numpy():
+    from skcal._kernels._proba import check_top_label
+
+    rng = np.random.default_rng(5)
+    for case in range(300):
+        n = int(rng.integers(1, 20))
+        C = int(rng.choice([1, 2, 3, 7, 8, 9, 15, 16, 17, 33, 1000]))
+        P = _matrix(rng, n, C) if C > 1 else np.ones((n, 1))
+        P = _corrupt(rng, P) if rng.random() < 0.5 else P
+        tol = float(rng.choice([1e-6, 1e-12, 0.0]))
+        conf = np.full(n, -1.0)
+        pred = np.full(n, -1, dtype=np.intp)
+        failed = check_top_label(P, tol, conf, pred)
+        bits = P.view(np.uint64)
+        valid = bits <= np.float64(1.0).view(np.uint64)  # [+0, 1]: not NaN, inf, -0.0
+        row_ok = valid.all(axis=1) & (np.abs(np.sum(P, axis=1) - 1.0) <= tol + 4 * C * 2.0**-52)
+        first_bad = np.flatnonzero(~row_ok)
+        if failed:
+            i = failed - 1
+            # the reported row is bad (its sum may be within the rounding of numpy's)
+            assert not valid[i].all() or abs(P[i].sum() - 1.0) > tol - 4 * C * 2.0**-52
+            assert first_bad.shape[0] == 0 or i <= first_bad[0], case
+            done = i
+        else:
+            assert first_bad.shape[0] == 0, case
+            done = n
+        np.testing.assert_array_equal(pred[:done], np.argmax(P[:done], axis=1))
+        np.testing.assert_array_equal(conf[:done], np.max(P[:done], axis=1))
+
+
+def test_valid_matrix_is_read_once(monkeypatch):
+    """A plainly valid matrix: no second check, no np.argmax (fails on the old boundary)."""
+    from skcal._input import _checks, _multiclass
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the matrix was read again")
+
+    rng = np.random.default_rng(3)
+    P = rng.dirichlet(np.ones(5), size=40)
+    y = rng.integers(0, 5, 40)
+    expected = skcal.utility_calibration_error(y, P, labels=np.arange(5))
+    for module in (_checks, _multiclass):
+        monkeypatch.setattr(module, "check_probability_matrix", forbidden)
+        monkeypatch.setattr(module, "top_label", forbidden)
+    argmax = np.argmax
+
+    def argmax_of_vectors(a, *args, **kwargs):
+        if np.ndim(a) > 1:
+            forbidden()
+        return argmax(a, *args, **kwargs)
+
+    monkeypatch.setattr(np, "argmax", argmax_of_vectors)
+    data = multiclass_input(y, P, labels=np.arange(5))
+    assert skcal.utility_calibration_error(data, None) == expected
+    data.top_label()
+    assert skcal.cutoff_calibration_error(y, P, labels=np.arange(5)) == (
+        skcal.cutoff_calibration_error(data)
+    )
+
+
+def test_top_label_measures_as_with_the_exact_check(monkeypatch):
+    """The binary measures' top-label input: the fused read changes no value and no message."""
+    from skcal._input import _checks
+
+    rng = np.random.default_rng(8)
+    cases = []
+    for _ in range(150):
+        n = int(rng.choice([1, 4, 30]))
+        C = int(rng.choice([3, 8, 9, 17]))
+        P = _corrupt(rng, _matrix(rng, n, C))
+        cases.append((rng.integers(0, C, n), P if rng.random() < 0.8 else P.astype(np.float32)))
+
+    def outcome(y, P):
+        try:
+            return skcal.cutoff_calibration_error(y, P, labels=np.arange(P.shape[1]))
+        except ValueError as error:
+            return str(error)
+
+    fused = [outcome(y, P) for y, P in cases]
+    monkeypatch.setattr(_checks, "plainly_valid_top_label", lambda P, input_dtype=None: None)
+    exact = [outcome(y, P) for y, P in cases]
+    assert fused == exact
+    assert any(isinstance(v, str) for v in exact) and any(isinstance(v, float) for v in exact)
+
+
+def test_check_top_label_kernel_checks_shapes():
+    from skcal._kernels._proba import check_top_label
+
+    P = np.full((3, 2), 0.5)
+    assert check_top_label(P, 1e-6, np.empty(3), np.empty(3, dtype=np.intp)) == 0
+    for conf, pred in ((np.empty(2), np.empty(3, dtype=np.intp)),
+                       (np.empty(3), np.empty(4, dtype=np.intp))):
+        with pytest.raises(ValueError, match="kernel argument shapes do not match"):
+            check_top_label(P, 1e-6, conf, pred)
+    with pytest.raises(ValueError, match="kernel argument shapes do not match"):
+        check_top_label(np.empty((3, 0)), 1e-6, np.empty(3), np.empty(3, dtype=np.intp))
