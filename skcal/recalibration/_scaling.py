@@ -140,6 +140,26 @@ def _softmax(S):
     return _normalise_log(S)
 
 
+def _softplus(S, E):
+    """``log(1 + exp(S))`` from ``E = exp(-|S|)``: ``max(S, 0) + log1p(E)``.
+
+    ``np.logaddexp(0, S)`` to rounding, without overflow; with ``_expit``
+    on the same ``E``, one exponential per entry (``np.logaddexp`` and
+    ``scipy.special.expit`` each cost several times an ``np.exp``).
+    """
+    out = np.log1p(E)
+    out += np.maximum(S, 0.0)
+    return out
+
+
+def _expit(S, E):
+    """``1 / (1 + exp(-S))`` from ``E = exp(-|S|)``: ``1 / (1 + E)``, times ``E`` if ``S < 0``."""
+    out = E + 1.0
+    np.reciprocal(out, out=out)
+    np.multiply(out, E, out=out, where=S < 0.0)
+    return out
+
+
 def _binary_loss(S, T, w):
     """Weighted log-loss of ``sigmoid(S)`` against targets ``T`` in [0, 1], and gradient.
 
@@ -147,11 +167,11 @@ def _binary_loss(S, T, w):
     """
     # log(1 + e^s) = max(s, 0) + log1p(exp(-|s|)): no overflow; einsum for
     # the weighted sums (several times faster than reducing short rows)
-    M = np.log1p(np.exp(-np.abs(S)))
-    M += np.maximum(S, 0.0)
+    E = np.exp(-np.abs(S))
+    M = _softplus(S, E)
     M -= T * S
     loss = np.einsum("i,ij->", w, M)
-    G = expit(S)
+    G = _expit(S, E)
     G -= T
     G *= w[:, None]
     return loss, G

@@ -208,6 +208,25 @@ def test_dirichlet_cross_validation_matches_twin():
 # --- gradients ----------------------------------------------------------------------
 
 
+def test_softplus_and_expit_from_one_exponential():
+    # against numpy's logaddexp and scipy's expit, over the whole range
+    # (underflow of exp(-|s|) at |s| > 745, +-0, tiny and huge arguments)
+    from scipy.special import expit
+
+    rng = np.random.default_rng(21)
+    S = np.concatenate([
+        rng.normal(size=2000) * 10.0 ** rng.uniform(-12, 3, 2000),
+        [0.0, -0.0, 1e-300, -1e-300, 36.04, -36.04, 709.0, -709.0, 745.5, -745.5,
+         800.0, -800.0, 1e300, -1e300],
+    ]).reshape(-1, 2)
+    E = np.exp(-np.abs(S))
+    np.testing.assert_allclose(_scaling._softplus(S, E), np.logaddexp(0.0, S),
+                               rtol=4e-16, atol=0)
+    ours = _scaling._expit(S, E)
+    np.testing.assert_allclose(ours, expit(S), rtol=4e-16, atol=0)
+    assert np.all((ours >= 0) & (ours <= 1))
+
+
 def test_analytic_gradients_match_finite_differences():
     # in the preconditioned coordinates L-BFGS sees (chain rule included)
     rng = np.random.default_rng(6)
