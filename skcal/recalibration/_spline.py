@@ -136,11 +136,16 @@ def _newton_batch(B, BB, W, S, penalty, beta):
     total = W.sum(axis=0)
     beta = np.array(beta, dtype=np.float64)
 
+    def columns(cols):
+        # no copy while every problem is still iterating (the common case)
+        return (W, S, total) if cols.shape[0] == k else (W[:, cols], S[:, cols], total[cols])
+
     def objective(b, cols):
         F = B @ b.T
         E = np.exp(-np.abs(F))
-        value = (np.einsum("gj,gj->j", W[:, cols], _softplus(F, E))
-                 - np.einsum("gj,gj->j", S[:, cols], F)) / total[cols]
+        Wc, Sc, tc = columns(cols)
+        value = (np.einsum("gj,gj->j", Wc, _softplus(F, E))
+                 - np.einsum("gj,gj->j", Sc, F)) / tc
         return value + np.einsum("ji,ik,jk->j", b, penalty, b), F, E
 
     value, F, E = objective(beta, np.arange(k))
@@ -148,17 +153,20 @@ def _newton_batch(B, BB, W, S, penalty, beta):
     for _ in range(100):
         if active.shape[0] == 0:
             break
-        Wa, Sa = W[:, active], S[:, active]
+        Wa, Sa, ta = columns(active)
         s = _expit(F, E)
-        grad = ((Wa * s - Sa).T @ B) / total[active, None] + 2.0 * beta[active] @ penalty
+        grad = ((Wa * s - Sa).T @ B) / ta[:, None] + 2.0 * beta[active] @ penalty
         R = Wa * s * (1.0 - s)
-        hess = (R.T @ BB).reshape(-1, d, d) / total[active, None, None] + 2.0 * penalty
-        step = np.empty_like(grad)
-        for j in range(active.shape[0]):
-            try:
-                step[j] = np.linalg.solve(hess[j], grad[j])
-            except np.linalg.LinAlgError:
-                step[j] = np.linalg.lstsq(hess[j], grad[j], rcond=None)[0]
+        hess = (R.T @ BB).reshape(-1, d, d) / ta[:, None, None] + 2.0 * penalty
+        try:  # one LAPACK solve per problem, in one call
+            step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+        except np.linalg.LinAlgError:  # some Hessian singular: one by one
+            step = np.empty_like(grad)
+            for j in range(active.shape[0]):
+                try:
+                    step[j] = np.linalg.solve(hess[j], grad[j])
+                except np.linalg.LinAlgError:
+                    step[j] = np.linalg.lstsq(hess[j], grad[j], rcond=None)[0]
         t = np.ones(active.shape[0])
         new = np.empty(active.shape[0])
         F_new, E_new = np.empty_like(F), np.empty_like(F)

@@ -227,6 +227,30 @@ def test_softplus_and_expit_from_one_exponential():
     assert np.all((ours >= 0) & (ours <= 1))
 
 
+def test_softmax_loss_overwrite_gives_the_same_bits():
+    # overwrite=True reuses the caller's temporary: the same loss and
+    # gradient bit for bit, and the input is left alone without it
+    rng = np.random.default_rng(23)
+    for case in range(50):
+        C, n = int(rng.integers(1, 6)), int(rng.integers(1, 40))
+        ST = rng.normal(size=(C, n)) * 10.0 ** rng.uniform(-2, 3)
+        y = rng.integers(0, C, n)
+        w = rng.uniform(0, 2, n)
+        kept = ST.copy()
+        loss, G = _scaling._softmax_loss(ST, y, w)
+        np.testing.assert_array_equal(ST, kept)
+        loss2, G2 = _scaling._softmax_loss(ST.copy(), y, w, overwrite=True)
+        assert loss2 == loss, case
+        np.testing.assert_array_equal(G2, G)
+        # twin: the definition, column by column, in log space
+        twin = 0.0
+        for i in range(n):
+            s = kept[:, i]
+            top = s.max()
+            twin += w[i] * (top + np.log(np.sum(np.exp(s - top))) - s[y[i]])
+        assert loss == pytest.approx(twin, rel=1e-10, abs=1e-12), case
+
+
 def test_analytic_gradients_match_finite_differences():
     # in the preconditioned coordinates L-BFGS sees (chain rule included)
     rng = np.random.default_rng(6)
