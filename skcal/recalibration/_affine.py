@@ -126,7 +126,7 @@ def _affine_objective(L, y, w, penalty, diagonal, whiten=True, data=None):
         for BT, B, yb, wb, flat in blocks:
             ST = V * BT if diagonal else V @ BT
             ST += c[:, None]
-            part, GT = _softmax_loss(ST, yb, wb, flat)
+            part, GT = _softmax_loss(ST, yb, wb, flat, overwrite=True)
             loss += part
             gVb = np.einsum("ij,ij->i", GT, BT) if diagonal else GT @ B
             gcb = GT.sum(axis=1)
@@ -506,7 +506,7 @@ class DirichletCalibration(_AffineLogScaling):
                         starts.append(fitted)
                     W, b = fitted
                     ST = W @ L_test.T + b[:, None]
-                    loss, _ = _softmax_loss(ST, y_test, w_test)
+                    loss, _ = _softmax_loss(ST, y_test, w_test, overwrite=True)
                     losses[j] += loss
             losses /= ws.sum()
             # ties (within rounding) go to the stronger penalty: the first

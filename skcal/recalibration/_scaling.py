@@ -112,7 +112,7 @@ def _observed_flat(y, n):
     return np.asarray(y, dtype=np.intp) * n + np.arange(n)
 
 
-def _softmax_loss(ST, y, w, flat=None):
+def _softmax_loss(ST, y, w, flat=None, overwrite=False):
     """Weighted sum of ``-log softmax(S)[i, y_i]`` and its gradient in ``S``.
 
     Works on the transpose ``ST`` of shape ``(C, n)``, C-contiguous (and
@@ -121,15 +121,22 @@ def _softmax_loss(ST, y, w, flat=None):
     over short rows. ``flat`` (``_observed_flat(y, n)``, optional) is
     computed once by the callers that evaluate the loss many times: a
     gather by flat position is several times faster than ``ST[y, rows]``
-    and reads the same entries.
+    and reads the same entries. ``overwrite``: ``ST`` is a temporary of the
+    caller, reused for the gradient (one ``(C, n)`` allocation less per
+    pass; the same values bit for bit).
     """
     if flat is None:
         flat = _observed_flat(y, ST.shape[1])
+    observed = ST.ravel().take(flat)
     m = ST.max(axis=0)
-    E = ST - m
+    if overwrite:
+        E = ST
+        E -= m
+    else:
+        E = ST - m
     np.exp(E, out=E)
     s = E.sum(axis=0)
-    loss = w @ (m + np.log(s) - ST.ravel().take(flat))
+    loss = w @ (m + np.log(s) - observed)
     E *= w / s
     E_flat = E.ravel()
     E_flat[flat] = E_flat.take(flat) - w
@@ -138,6 +145,28 @@ def _softmax_loss(ST, y, w, flat=None):
 
 def _softmax(S):
     return _normalise_log(S)
+
+
+def _softplus(S, E):
+    """``log(1 + exp(S))`` from ``E = exp(-|S|)``: ``max(S, 0) + log1p(E)``.
+
+    ``np.logaddexp(0, S)`` to rounding, without overflow; with ``_expit``
+    on the same ``E``, one exponential per entry (``np.logaddexp`` and
+    ``scipy.special.expit`` each cost several times an ``np.exp``). Used by
+    the spline's Newton steps; the L-BFGS fits keep ``expit``, whose last
+    bits their paths (and stopping points) depend on.
+    """
+    out = np.log1p(E)
+    out += np.maximum(S, 0.0)
+    return out
+
+
+def _expit(S, E):
+    """``1 / (1 + exp(-S))`` from ``E = exp(-|S|)``: ``1 / (1 + E)``, times ``E`` if ``S < 0``."""
+    out = E + 1.0
+    np.reciprocal(out, out=out)
+    np.multiply(out, E, out=out, where=S < 0.0)
+    return out
 
 
 def _binary_loss(S, T, w):
@@ -516,7 +545,7 @@ class TemperatureScaling(BaseRecalibrator):
         flat = _observed_flat(y, P.shape[0])
 
         def fun(theta):
-            loss, GT = _softmax_loss(LT * theta[0], y, w, flat)
+            loss, GT = _softmax_loss(LT * theta[0], y, w, flat, overwrite=True)
             grad = np.einsum("ij,ij->", GT, LT)
             return loss / total, np.array([grad / total])
 

@@ -13,6 +13,7 @@ from sklearn.utils import check_random_state
 from .._compat import Interval
 from ._base import BaseRecalibrator
 from ._binning import binary_columns, logit_column
+from ._scaling import _expit, _softplus
 
 __all__ = ["SplineCalibration"]
 
@@ -107,33 +108,84 @@ def _platt_targets(W, S):
 
 def _newton(B, W, S, penalty, beta):
     """Minimise ``sum(W softplus(B beta) - S B beta) / sum(W) + beta' penalty beta``."""
-    total = W.sum()
+    return _newton_batch(B, _outer_rows(B), W[:, None], S[:, None], penalty, beta[None])[0]
 
-    def objective(b):
-        f = B @ b
-        return (W @ np.logaddexp(0.0, f) - S @ f) / total + b @ penalty @ b
 
-    value = objective(beta)
+def _outer_rows(B):
+    """``B_g B_g'`` of every row ``g`` of ``B``, flattened: ``(m, d * d)``.
+
+    The Hessians of all the problems sharing the basis ``B`` are then one
+    matrix product with their curvature weights (see ``_newton_batch``).
+    """
+    return (B[:, :, None] * B[:, None, :]).reshape(B.shape[0], -1)
+
+
+def _newton_batch(B, BB, W, S, penalty, beta):
+    """``_newton`` for several problems on one basis at once: column ``j`` of ``W``, ``S``.
+
+    Each problem ``j`` minimises ``sum(W[:, j] softplus(B b) - S[:, j] B b)
+    / sum(W[:, j]) + b' penalty b`` from ``beta[j]`` by Newton's method: the
+    step halved until the objective does not increase, stopping after the
+    step that decreased it by less than ``1e-12`` relative (or after 100
+    steps). The problems follow their own iterates, as if solved one by
+    one; doing them together makes one pass of matrix products per step
+    for all of them (the folds of the inner cross-validation share the
+    basis). ``BB`` is ``_outer_rows(B)``. Returns the minimisers, ``(k, d)``.
+    """
+    k, d = beta.shape
+    total = W.sum(axis=0)
+    beta = np.array(beta, dtype=np.float64)
+
+    def columns(cols):
+        # no copy while every problem is still iterating (the common case)
+        return (W, S, total) if cols.shape[0] == k else (W[:, cols], S[:, cols], total[cols])
+
+    def objective(b, cols):
+        F = B @ b.T
+        E = np.exp(-np.abs(F))
+        Wc, Sc, tc = columns(cols)
+        value = (np.einsum("gj,gj->j", Wc, _softplus(F, E))
+                 - np.einsum("gj,gj->j", Sc, F)) / tc
+        return value + np.einsum("ji,ik,jk->j", b, penalty, b), F, E
+
+    value, F, E = objective(beta, np.arange(k))
+    active = np.arange(k)
     for _ in range(100):
-        f = B @ beta
-        s = expit(f)
-        grad = B.T @ (W * s - S) / total + 2.0 * penalty @ beta
-        hess = (B.T * (W * s * (1.0 - s))) @ B / total + 2.0 * penalty
-        try:
-            step = np.linalg.solve(hess, grad)
-        except np.linalg.LinAlgError:
-            step = np.linalg.lstsq(hess, grad, rcond=None)[0]
-        t = 1.0
-        while True:
-            candidate = beta - t * step
-            new = objective(candidate)
-            if new <= value or t < 1e-10:
-                break
-            t /= 2.0
-        converged = value - new < 1e-12 * max(1.0, abs(value))
-        beta, value = candidate, min(new, value)
-        if converged:
+        if active.shape[0] == 0:
             break
+        Wa, Sa, ta = columns(active)
+        s = _expit(F, E)
+        grad = ((Wa * s - Sa).T @ B) / ta[:, None] + 2.0 * beta[active] @ penalty
+        R = Wa * s * (1.0 - s)
+        hess = (R.T @ BB).reshape(-1, d, d) / ta[:, None, None] + 2.0 * penalty
+        try:  # one LAPACK solve per problem, in one call
+            step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+        except np.linalg.LinAlgError:  # some Hessian singular: one by one
+            step = np.empty_like(grad)
+            for j in range(active.shape[0]):
+                try:
+                    step[j] = np.linalg.solve(hess[j], grad[j])
+                except np.linalg.LinAlgError:
+                    step[j] = np.linalg.lstsq(hess[j], grad[j], rcond=None)[0]
+        t = np.ones(active.shape[0])
+        new = np.empty(active.shape[0])
+        F_new, E_new = np.empty_like(F), np.empty_like(F)
+        searching = np.arange(active.shape[0])
+        while searching.shape[0]:
+            candidate = beta[active[searching]] - t[searching, None] * step[searching]
+            trial, F_trial, E_trial = objective(candidate, active[searching])
+            done = (trial <= value[active[searching]]) | (t[searching] < 1e-10)
+            new[searching] = trial
+            F_new[:, searching], E_new[:, searching] = F_trial, E_trial
+            beta_done = searching[done]
+            beta[active[beta_done]] = candidate[done]
+            t[searching[~done]] /= 2.0
+            searching = searching[~done]
+        old = value[active]
+        converged = old - new < 1e-12 * np.maximum(1.0, np.abs(old))
+        value[active] = np.minimum(new, old)
+        F, E = F_new[:, ~converged], E_new[:, ~converged]
+        active = active[~converged]
     return beta
 
 
@@ -268,14 +320,18 @@ class SplineCalibration(BaseRecalibrator):
             start[1] = scale
         if n_folds > 1 and d > 2:
             loss = np.zeros(_LAMBDAS.shape[0])
-            for f in range(n_folds):
-                Wt, St = W - Wf[:, f], S - Sf[:, f]
-                beta = start
-                for i in range(_LAMBDAS.shape[0] - 1, -1, -1):  # smooth to rough
-                    beta = _newton(B, Wt, _platt_targets(Wt, St),
-                                   _LAMBDAS[i] * omega + ridge, beta)
-                    g = B @ beta
-                    loss[i] += Wf[:, f] @ np.logaddexp(0.0, g) - Sf[:, f] @ g
+            # the folds' problems share the basis: solved together (one pass
+            # of matrix products per Newton step for all folds)
+            Wt, St = W[:, None] - Wf, S[:, None] - Sf
+            Tt = np.column_stack([_platt_targets(Wt[:, f], St[:, f]) for f in range(n_folds)])
+            BB = _outer_rows(B)
+            beta = np.tile(start, (n_folds, 1))
+            for i in range(_LAMBDAS.shape[0] - 1, -1, -1):  # smooth to rough
+                beta = _newton_batch(B, BB, Wt, Tt, _LAMBDAS[i] * omega + ridge, beta)
+                G = B @ beta.T
+                G_soft = _softplus(G, np.exp(-np.abs(G)))
+                loss[i] += float(np.sum(np.einsum("gf,gf->f", Wf, G_soft)
+                                        - np.einsum("gf,gf->f", Sf, G)))
             # ties go to the smoother fit (the largest penalty)
             best = _LAMBDAS.shape[0] - 1 - int(np.argmin(loss[::-1]))
             alpha = float(_LAMBDAS[best])

@@ -208,6 +208,49 @@ def test_dirichlet_cross_validation_matches_twin():
 # --- gradients ----------------------------------------------------------------------
 
 
+def test_softplus_and_expit_from_one_exponential():
+    # against numpy's logaddexp and scipy's expit, over the whole range
+    # (underflow of exp(-|s|) at |s| > 745, +-0, tiny and huge arguments)
+    from scipy.special import expit
+
+    rng = np.random.default_rng(21)
+    S = np.concatenate([
+        rng.normal(size=2000) * 10.0 ** rng.uniform(-12, 3, 2000),
+        [0.0, -0.0, 1e-300, -1e-300, 36.04, -36.04, 709.0, -709.0, 745.5, -745.5,
+         800.0, -800.0, 1e300, -1e300],
+    ]).reshape(-1, 2)
+    E = np.exp(-np.abs(S))
+    np.testing.assert_allclose(_scaling._softplus(S, E), np.logaddexp(0.0, S),
+                               rtol=4e-16, atol=0)
+    ours = _scaling._expit(S, E)
+    np.testing.assert_allclose(ours, expit(S), rtol=4e-16, atol=0)
+    assert np.all((ours >= 0) & (ours <= 1))
+
+
+def test_softmax_loss_overwrite_gives_the_same_bits():
+    # overwrite=True reuses the caller's temporary: the same loss and
+    # gradient bit for bit, and the input is left alone without it
+    rng = np.random.default_rng(23)
+    for case in range(50):
+        C, n = int(rng.integers(1, 6)), int(rng.integers(1, 40))
+        ST = rng.normal(size=(C, n)) * 10.0 ** rng.uniform(-2, 3)
+        y = rng.integers(0, C, n)
+        w = rng.uniform(0, 2, n)
+        kept = ST.copy()
+        loss, G = _scaling._softmax_loss(ST, y, w)
+        np.testing.assert_array_equal(ST, kept)
+        loss2, G2 = _scaling._softmax_loss(ST.copy(), y, w, overwrite=True)
+        assert loss2 == loss, case
+        np.testing.assert_array_equal(G2, G)
+        # twin: the definition, column by column, in log space
+        twin = 0.0
+        for i in range(n):
+            s = kept[:, i]
+            top = s.max()
+            twin += w[i] * (top + np.log(np.sum(np.exp(s - top))) - s[y[i]])
+        assert loss == pytest.approx(twin, rel=1e-10, abs=1e-12), case
+
+
 def test_analytic_gradients_match_finite_differences():
     # in the preconditioned coordinates L-BFGS sees (chain rule included)
     rng = np.random.default_rng(6)

@@ -6,14 +6,15 @@ import warnings
 import numpy as np
 import pytest
 from scipy.interpolate import CubicSpline
+from scipy.special import expit
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcal.recalibration import SplineCalibration
-from skcal.recalibration._spline import _NaturalSpline, _newton
+from skcal.recalibration._spline import _NaturalSpline, _newton, _newton_batch, _outer_rows
 
 from reference_binning import OnProbabilities
-from reference_spline import penalised_logistic, roughness
+from reference_spline import newton_one, penalised_logistic, roughness
 
 
 def test_basis_spans_natural_cubic_splines():
@@ -59,6 +60,50 @@ def test_newton_matches_generic_optimiser():
         ours = _newton(B, W, T, penalty, np.zeros(B.shape[1]))
         ref = penalised_logistic(B, W, T, penalty)
         np.testing.assert_allclose(B @ ours, B @ ref, atol=1e-5)
+
+
+def test_batched_newton_follows_each_problem_one_by_one():
+    # the inner cross-validation solves its folds' problems together: each
+    # must end where Newton's method on it alone ends (the same steps, up to
+    # rounding), whatever the others do (separable, tiny, weight-0 rows,
+    # one positive, starts far off)
+    rng = np.random.default_rng(12)
+    for case in range(150):
+        m = int(rng.choice([1, 2, 3, 8, 40]))
+        knots = np.sort(rng.normal(size=int(rng.integers(2, 7))))
+        spline = _NaturalSpline(knots)
+        B = spline.basis(rng.normal(size=m) * rng.choice([0.5, 3.0]))
+        d = B.shape[1]
+        k = int(rng.integers(1, 6))
+        W = rng.integers(0, 4, (m, k)).astype(float)
+        W[0] = 1.0
+        S = W * rng.uniform(0.0, 1.0, (m, k))
+        if case % 5 == 0:
+            S = W * (rng.uniform(size=(m, 1)) < 0.5)  # hard targets: maybe separable
+        penalty = 10.0 ** rng.uniform(-6, 2) * spline.omega() + 1e-8 * np.eye(d)
+        start = rng.normal(size=(k, d)) * rng.choice([0.0, 1.0, 5.0])
+        ours = _newton_batch(B, _outer_rows(B), W, S, penalty, start)
+        for j in range(k):
+            twin = newton_one(B, W[:, j], S[:, j], penalty, start[j])
+            # the same steps up to rounding; on flat problems (weak penalty,
+            # separable rows) rounding may stop one step apart, both at the
+            # stopping rule's 1e-12 relative decrease
+            value = _objective(B, W[:, j], S[:, j], penalty)
+            assert value(ours[j]) <= value(twin) + 1e-11 * max(1.0, abs(value(twin))), case
+            # in probability (separable rows: large logits, flat objective)
+            np.testing.assert_allclose(expit(B @ ours[j]), expit(B @ twin), atol=1e-7,
+                                       err_msg=str(case))
+        # _newton is the one-problem case
+        one = _newton(B, W[:, 0], S[:, 0], penalty, start[0])
+        np.testing.assert_allclose(expit(B @ one), expit(B @ ours[0]), atol=1e-7)
+
+
+def _objective(B, W, S, penalty):
+    def value(b):
+        f = B @ b
+        return (W @ np.logaddexp(0.0, f) - S @ f) / W.sum() + b @ penalty @ b
+
+    return value
 
 
 def test_integer_weights_are_repetitions():
