@@ -37,3 +37,11 @@ def smce_bernoulli(
     total: float,
     heap: NDArray[np.float64],
 ) -> float: ...
+def smce_null_draw(
+    values: NDArray[np.float64],
+    bit_generator: np.random.BitGenerator,
+    scale: float,
+    total: float,
+    heap: NDArray[np.float64],
+) -> float: ...
+def _set_buckets(on: bool, divisor: int = 8) -> None: ...
