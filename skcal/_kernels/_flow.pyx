@@ -451,6 +451,20 @@ cdef inline double _residual(
     return (positives[k] - values[k] * weights[k]) / total
 
 
+cdef inline Py_ssize_t _stack_insert(
+    double* h, Py_ssize_t n, double key, double weight
+) noexcept nogil:
+    """Insert (key, weight) into the increasing stack of n pairs; pairs passed."""
+    cdef Py_ssize_t j = n
+    while j > 0 and h[2 * j - 2] > key:
+        h[2 * j] = h[2 * j - 2]
+        h[2 * j + 1] = h[2 * j - 1]
+        j -= 1
+    h[2 * j] = key
+    h[2 * j + 1] = weight
+    return n - j
+
+
 cdef double _walk_buckets(
     const double* values, const double* weights, const double* positives,
     const uint8_t* hits, double scale, Py_ssize_t K, double total, double BK,
@@ -465,8 +479,9 @@ cdef double _walk_buckets(
     c = |B_K|. About half of them are never taken, and a heap of all of
     them costs a sift-down per take. Here a key at least the largest so far
     kept goes on the top of an increasing stack (the run of the heap walk);
-    any other goes to a bucket by value (``_bucket``; a linked list each, a
-    bitmap of the non-empty ones; O(1)). A bucket moves onto the stack, in
+    any other goes to a bucket by value (``_bucket``; the first in the
+    bucket's own slot, the others in a linked list; a bitmap of the non-empty
+    ones; O(1)). A bucket moves onto the stack, in
     order, only when the clip may take from it: when it is the highest
     non-empty one and not below the stack's top. Its keys then lie above the
     stack's except for those of its own bucket, so the insertion passes over
@@ -477,9 +492,10 @@ cdef double _walk_buckets(
     cdef Py_ssize_t n_s = 0, k, j, i, t, b, nb = 64, top = -1, n_pool = 0
     cdef Py_ssize_t budget = 16 * K
     cdef double B = 0.0, c, d, need, m, chi0 = 0.0, key, beyond = 0.0, acc = 0.0
-    cdef double sign, inv, w
+    cdef double sign, inv
+    cdef uint64_t x
     cdef _Item* pool
-    cdef Py_ssize_t* heads              # last item of each bucket (if its bit is set)
+    cdef _Item* slots                   # each bucket's first item; next: the others
     cdef uint64_t* bits                 # non-empty buckets
     cdef void* block
     # the stack: pairs (key, weight) of increasing key from h up, top last
@@ -488,12 +504,12 @@ cdef double _walk_buckets(
     while nb * _BUCKET_DIVISOR < K:
         nb *= 2
     inv = nb / c                        # inf for a tiny c: all keys in the top bucket
-    block = malloc(K * sizeof(_Item) + nb * sizeof(Py_ssize_t) + (nb >> 6) * sizeof(uint64_t))
+    block = malloc((K + nb) * sizeof(_Item) + (nb >> 6) * sizeof(uint64_t))
     if block == NULL:
         return -1.0
     pool = <_Item*>block
-    heads = <Py_ssize_t*>(pool + K)
-    bits = <uint64_t*>(heads + nb)
+    slots = pool + K
+    bits = <uint64_t*>(slots + nb)
     memset(bits, 0, (nb >> 6) * sizeof(uint64_t))
     for k in range(K - 1):
         B += _residual(values, weights, positives, hits, scale, total, k)
@@ -509,17 +525,21 @@ cdef double _walk_buckets(
                 n_s += 1
             else:
                 b = _bucket(key, inv, nb)
-                pool[n_pool].key = key
-                pool[n_pool].weight = 2.0 * d
                 if bits[b >> 6] & (<uint64_t>1 << (b & 63)):
-                    pool[n_pool].next = heads[b]
+                    pool[n_pool].key = key
+                    pool[n_pool].weight = 2.0 * d
+                    pool[n_pool].next = slots[b].next
+                    slots[b].next = n_pool
+                    n_pool += 1
                 else:
-                    pool[n_pool].next = -1
+                    # the first of its bucket is stored in the bucket: the
+                    # buckets the clip opens lie together in memory
+                    slots[b].key = key
+                    slots[b].weight = 2.0 * d
+                    slots[b].next = -1
                     bits[b >> 6] |= <uint64_t>1 << (b & 63)
-                heads[b] = n_pool
-                n_pool += 1
-                if b > top:
-                    top = b
+                    if b > top:
+                        top = b
         # clip: weight d off this side's far end: first what lies beyond
         # |B_K|, then the stack, then (an empty side) the barrier
         need = d
@@ -533,20 +553,13 @@ cdef double _walk_buckets(
             if top >= (_bucket(h[2 * n_s - 2], inv, nb) if n_s > 0 else 0):
                 # the farthest breakpoint may be in the top bucket: onto the stack
                 t = top
-                i = heads[t]
+                budget -= _stack_insert(h, n_s, slots[t].key, slots[t].weight)
+                n_s += 1
+                i = slots[t].next
                 while i >= 0:
-                    key = pool[i].key
-                    w = pool[i].weight
-                    pool[i].weight = 0.0
-                    j = n_s
-                    while j > 0 and h[2 * j - 2] > key:
-                        h[2 * j] = h[2 * j - 2]
-                        h[2 * j + 1] = h[2 * j - 1]
-                        j -= 1
-                    budget -= n_s - j
-                    h[2 * j] = key
-                    h[2 * j + 1] = w
+                    budget -= _stack_insert(h, n_s, pool[i].key, pool[i].weight)
                     n_s += 1
+                    pool[i].weight = 0.0
                     i = pool[i].next
                 if budget < 0:
                     free(block)
@@ -566,6 +579,12 @@ cdef double _walk_buckets(
         acc += h[2 * j + 1] * h[2 * j]
     for j in range(n_pool):
         acc += pool[j].weight * pool[j].key
+    for j in range(nb >> 6):
+        x = bits[j]
+        while x:
+            i = skcal_top_bit(x)
+            x &= ~(<uint64_t>1 << i)
+            acc += slots[(j << 6) + i].weight * slots[(j << 6) + i].key
     free(block)
     return chi0 + c - acc
 
@@ -718,14 +737,77 @@ ctypedef struct _bitgen_t:
     uint64_t (*next_raw)(void* st) noexcept nogil
 
 
+cdef extern from *:
+    """
+    /* numpy's PCG64 (O'Neill's PCG XSL RR 128/64): the 128-bit LCG steps,
+       then the output of the new state; next_double is its top 53 bits
+       times 2**-53. Inline where the compiler has 128-bit integers. */
+    #if defined(__SIZEOF_INT128__)
+    #define SKCAL_PCG64_INLINE 1
+    typedef struct { unsigned __int128 state, inc; } skcal_pcg64;
+    static inline void skcal_pcg64_set(skcal_pcg64* g, uint64_t state_hi,
+            uint64_t state_lo, uint64_t inc_hi, uint64_t inc_lo) {
+        g->state = ((unsigned __int128)state_hi << 64) | state_lo;
+        g->inc = ((unsigned __int128)inc_hi << 64) | inc_lo;
+    }
+    static inline double skcal_pcg64_double(skcal_pcg64* g) {
+        const unsigned __int128 mult =
+            ((unsigned __int128)0x2360ED051FC65DA4ULL << 64) | 0x4385DF649FCCF645ULL;
+        uint64_t hi, x;
+        unsigned rot;
+        g->state = g->state * mult + g->inc;
+        hi = (uint64_t)(g->state >> 64);
+        x = hi ^ (uint64_t)g->state;
+        rot = (unsigned)(hi >> 58);
+        x = (x >> rot) | (x << ((64u - rot) & 63u));
+        return (double)(x >> 11) * (1.0 / 9007199254740992.0);
+    }
+    static inline uint64_t skcal_pcg64_hi(const skcal_pcg64* g) {
+        return (uint64_t)(g->state >> 64);
+    }
+    static inline uint64_t skcal_pcg64_lo(const skcal_pcg64* g) {
+        return (uint64_t)g->state;
+    }
+    #else
+    #define SKCAL_PCG64_INLINE 0
+    typedef struct { uint64_t unused; } skcal_pcg64;
+    static inline void skcal_pcg64_set(skcal_pcg64* g, uint64_t a, uint64_t b,
+            uint64_t c, uint64_t d) { (void)g; (void)a; (void)b; (void)c; (void)d; }
+    static inline double skcal_pcg64_double(skcal_pcg64* g) { (void)g; return 0.0; }
+    static inline uint64_t skcal_pcg64_hi(const skcal_pcg64* g) { (void)g; return 0; }
+    static inline uint64_t skcal_pcg64_lo(const skcal_pcg64* g) { (void)g; return 0; }
+    #endif
+    """
+    int SKCAL_PCG64_INLINE
+    ctypedef struct skcal_pcg64:
+        pass
+    void skcal_pcg64_set(skcal_pcg64* g, uint64_t state_hi, uint64_t state_lo,
+                         uint64_t inc_hi, uint64_t inc_lo) noexcept nogil
+    double skcal_pcg64_double(skcal_pcg64* g) noexcept nogil
+    uint64_t skcal_pcg64_hi(const skcal_pcg64* g) noexcept nogil
+    uint64_t skcal_pcg64_lo(const skcal_pcg64* g) noexcept nogil
+
+
+_LOW64 = (1 << 64) - 1
+# False: draw PCG64's doubles through numpy's function pointer (tests compare)
+cdef bint _inline_pcg64 = True
+
+
+def _set_inline_pcg64(bint on):
+    """Step PCG64 inline (True) or through numpy's bitgen_t (False)."""
+    global _inline_pcg64
+    _inline_pcg64 = on
+
+
 cdef double _bernoulli(
-    const double* values, const double* uniforms, _bitgen_t* bitgen, double scale,
-    Py_ssize_t K, double total, double* h,
+    const double* values, const double* uniforms, _bitgen_t* bitgen,
+    skcal_pcg64* pcg, double scale, Py_ssize_t K, double total, double* h,
 ) noexcept nogil:
     """Outcomes ``u_k < v_k`` and B_K in one pass, then the walk; -1.0 if out of memory.
 
-    ``u_k`` is ``uniforms[k]``, or with ``uniforms`` NULL the next double of
-    ``bitgen``: ``Generator.random`` fills its array with exactly these
+    ``u_k`` is ``uniforms[k]``; or the next double of ``pcg`` (numpy's
+    PCG64, inline); or of ``bitgen``, through its function pointer:
+    ``Generator.random`` fills its array with exactly these
     (``random_standard_uniform_fill`` calls ``next_double`` once per entry),
     so a generator's draw here is the same as ``rng.random(K) < values``.
     The outcomes are kept as bytes (K bytes) for the second pass.
@@ -735,10 +817,19 @@ cdef double _bernoulli(
     cdef double B = 0.0, u, value
     if hits == NULL:
         return -1.0
-    for k in range(K):
-        u = uniforms[k] if uniforms != NULL else bitgen.next_double(bitgen.state)
-        hits[k] = u < values[k]
-        B += (hits[k] * scale - values[k] * scale) / total
+    if uniforms != NULL:
+        for k in range(K):
+            hits[k] = uniforms[k] < values[k]
+            B += (hits[k] * scale - values[k] * scale) / total
+    elif pcg != NULL:
+        for k in range(K):
+            hits[k] = skcal_pcg64_double(pcg) < values[k]
+            B += (hits[k] * scale - values[k] * scale) / total
+    else:
+        for k in range(K):
+            u = bitgen.next_double(bitgen.state)
+            hits[k] = u < values[k]
+            B += (hits[k] * scale - values[k] * scale) / total
     value = _walk(values, NULL, NULL, hits, scale, K, total, B, h)
     free(hits)
     return value
@@ -763,7 +854,8 @@ def smce_bernoulli(
     _need(uniforms.shape[0] == K, "values and uniforms must have one length")
     _need(heap.shape[0] >= 2 * K, "heap needs 2 len(values) entries")
     with nogil:
-        value = _bernoulli(&values[0], &uniforms[0], NULL, scale, K, total, &heap[0])
+        value = _bernoulli(&values[0], &uniforms[0], NULL, NULL, scale, K, total,
+                           &heap[0])
     if value < 0.0:
         raise MemoryError("smce_bernoulli: no memory for the outcomes")
     return value
@@ -787,12 +879,26 @@ def smce_null_draw(
     """
     cdef Py_ssize_t K = values.shape[0]
     cdef double value
-    cdef _bitgen_t* bitgen
+    cdef _bitgen_t* bitgen = NULL
+    cdef skcal_pcg64 pcg
+    cdef skcal_pcg64* inline_pcg = NULL
     _need(K >= 1, "values must not be empty")
     _need(heap.shape[0] >= 2 * K, "heap needs 2 len(values) entries")
-    bitgen = <_bitgen_t*>PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
+    state = bit_generator.state
+    if SKCAL_PCG64_INLINE and state.get("bit_generator") == "PCG64" and _inline_pcg64:
+        # numpy's PCG64 stepped here, without a call per double
+        lcg, inc = state["state"]["state"], state["state"]["inc"]
+        skcal_pcg64_set(&pcg, lcg >> 64, lcg & _LOW64, inc >> 64, inc & _LOW64)
+        inline_pcg = &pcg
+    else:
+        bitgen = <_bitgen_t*>PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
     with nogil:
-        value = _bernoulli(&values[0], NULL, bitgen, scale, K, total, &heap[0])
+        value = _bernoulli(&values[0], NULL, bitgen, inline_pcg, scale, K, total,
+                           &heap[0])
+    if inline_pcg != NULL:
+        hi, lo = skcal_pcg64_hi(&pcg), skcal_pcg64_lo(&pcg)     # Python ints
+        state["state"]["state"] = (hi << 64) | lo
+        bit_generator.state = state
     if value < 0.0:
         raise MemoryError("smce_null_draw: no memory for the outcomes")
     return value
