@@ -29,6 +29,7 @@ def smce_one_side(
     positives: NDArray[np.float64],
     total: float,
     heap: NDArray[np.float64],
+    buckets: bool = False,
 ) -> float: ...
 def smce_bernoulli(
     values: NDArray[np.float64],

@@ -29,10 +29,10 @@
 # takes from the barrier.
 #
 # One side is enough for the value (``smce_one_side``): there the clip only
-# ever takes the largest key, and about half of the keys are never taken.
-# Keys go to buckets by value at O(1) and only the buckets the clip reaches
-# are ordered (``_walk_buckets``); a heap of all keys (``_walk_heap``, the
-# previous walk) is the fallback.
+# ever takes the largest key, from a heap (``_walk_heap``). For the tester's
+# null draws, about half of the keys are never taken: they go to buckets by
+# value at O(1) and only the buckets the clip reaches are ordered
+# (``_walk_buckets``), with the heap as the fallback.
 
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport fabs
@@ -672,11 +672,11 @@ cdef double _walk_heap(
 cdef double _walk(
     const double* values, const double* weights, const double* positives,
     const uint8_t* hits, double scale, Py_ssize_t K, double total, double BK,
-    double* h,
+    double* h, bint buckets,
 ) noexcept nogil:
-    """The second pass: with buckets where they pay, else with the heap."""
+    """The second pass: with buckets if asked and they pay, else with the heap."""
     cdef double value = -2.0
-    if _use_buckets and K > 256 and BK != 0.0:
+    if buckets and _use_buckets and K > 256 and BK != 0.0:
         value = _walk_buckets(values, weights, positives, hits, scale, K, total, BK, h)
     if value == -2.0:
         value = _walk_heap(values, weights, positives, hits, scale, K, total, BK, h)
@@ -686,13 +686,14 @@ cdef double _walk(
 cdef double _one_side(
     const double* values, const double* weights, const double* positives,
     const uint8_t* hits, double scale, Py_ssize_t K, double total, double* h,
+    bint buckets,
 ) noexcept nogil:
     """Both passes of ``smce_one_side``: B_K, then the walk; -1.0 if out of memory."""
     cdef Py_ssize_t k
     cdef double B = 0.0
     for k in range(K):
         B += _residual(values, weights, positives, hits, scale, total, k)
-    return _walk(values, weights, positives, hits, scale, K, total, B, h)
+    return _walk(values, weights, positives, hits, scale, K, total, B, h, buckets)
 
 
 def smce_one_side(
@@ -701,6 +702,7 @@ def smce_one_side(
     const double[::1] positives,        # IN  (K,) positive weight per value
     double total,                       # IN  weights.sum(), positive
     double[::1] heap,                   # OUT (2K,) work: (key, weight) pairs
+    bint buckets=False,                 # IN  the bucket walk (see below)
 ):
     """smCE of a grouped statistic, as ``smce_value``, keeping one side only.
 
@@ -715,14 +717,18 @@ def smce_one_side(
     and the clip takes these (the farthest from 0) before any other, so
     their remaining weight is one number. The others go to a run of
     increasing keys while each is the farthest so far (the clip takes from
-    its end in O(1)), else to buckets by value that join the run, in order,
-    only when the clip reaches them (``_walk_buckets``; K <= 256, or a
-    bucket crowded with keys: one heap, ``_walk_heap``). On calibrated draws
-    of 10**6 values about 3 times faster than ``smce_value`` with the heap
-    (2 to 9 times, by how much of the walk B lies between 0 and B_K), and
-    the buckets about 1.5 times faster again. Same value as ``smce_value``
-    up to the order of the rounding. Extra memory with buckets: about 26
-    bytes per value, allocated here.
+    its end in O(1)), else to a heap (``_walk_heap``); the clip takes the
+    farther of the two ends. On calibrated draws of 10**6 values about 3
+    times faster than ``smce_value`` (2 to 9 times, by how much of the walk
+    B lies between 0 and B_K). Same value as ``smce_value`` up to the order
+    of the rounding.
+
+    With ``buckets`` (and K > 256) the others go to buckets by value instead,
+    which join the run, in order, only when the clip reaches them
+    (``_walk_buckets``; a bucket crowded with keys falls back to the heap):
+    about 1.5 times faster on the tester's draws at 10**6, but it allocates
+    about 25 bytes per value, and on a measure's value, where the sort
+    dominates, it saves 3 to 10%; so only the null draws use it.
     """
     cdef Py_ssize_t K = values.shape[0]
     cdef double value
@@ -732,7 +738,7 @@ def smce_one_side(
     _need(heap.shape[0] >= 2 * K, "heap needs 2 len(values) entries")
     with nogil:
         value = _one_side(&values[0], &weights[0], &positives[0], NULL, 1.0, K,
-                          total, &heap[0])
+                          total, &heap[0], buckets)
     if value < 0.0:
         raise MemoryError("smce_one_side: no memory for the buckets")
     return value
@@ -841,7 +847,7 @@ cdef double _bernoulli(
             u = bitgen.next_double(bitgen.state)
             hits[k] = u < values[k]
             B += (hits[k] * scale - values[k] * scale) / total
-    value = _walk(values, NULL, NULL, hits, scale, K, total, B, h)
+    value = _walk(values, NULL, NULL, hits, scale, K, total, B, h, True)
     free(hits)
     return value
 
@@ -857,7 +863,9 @@ def smce_bernoulli(
 
     A null draw of the tester on distinct predictions of one weight, without
     forming the outcome arrays: the same number as ``smce_one_side(values,
-    scale * ones, scale * (uniforms < values), total, heap)``.
+    scale * ones, scale * (uniforms < values), total, heap, buckets=True)``
+    (the heap walk's up to the order of the final sum). Extra memory: about
+    26 bytes per value, allocated here.
     """
     cdef Py_ssize_t K = values.shape[0]
     cdef double value
