@@ -36,6 +36,16 @@ alone, as in the previous version), in the same process, on the first
 the same p-value and null statistics (to 1e-12) where both drew alike.
 Wall and CPU seconds per ``decide`` and the draws made are printed; with
 ``--n-jobs 2`` the draws run on two threads (same results).
+
+``python benchmarks/bench_tester.py --tail --draw [--seeds 20] [--before-seeds 3]``
+compares the smCE null draw instead (issue 26 item 3, the maximum): "before"
+is the draw of the previous version (``rng.random(K)`` into an array, then
+the one-sided walk with one heap: ``skcal.tester._null._KERNEL_DRAWS`` and
+``skcal._kernels._flow._set_buckets`` off), "after" draws the uniforms inside
+the kernel and walks with buckets. It first times single draws at n = 10**6
+(CPU ms per draw, before and after alternated, on the calibrated data of
+seed 1), then ``decide`` as above; decisions, p-values and null statistics
+must agree (to 1e-12: only the order of the final sum differs).
 """
 
 import os
@@ -113,10 +123,41 @@ def dce_tolerant():
           f"{np.max(np.abs(nulls['before'] - nulls['after'])):.1e}")
 
 
+_BEFORE = "tail"  # what "before" turns off: the tail bound, or the new draw ("draw")
+
+
 def _use_before(before):
+    import skcal._kernels._flow as flow
     import skcal.tester._null as null
 
-    null._TAIL_BOUND = not before
+    if _BEFORE == "draw":
+        null._KERNEL_DRAWS = not before
+        flow._set_buckets(not before)
+    else:
+        null._TAIL_BOUND = not before
+
+
+def draw_times(p, y, reps=5, draws=8):
+    """CPU ms per smCE null draw, before and after alternated, min and median."""
+    from skcal.measures import SmoothCalibrationError
+    from skcal.tester._null import _BinaryData
+
+    data = _BinaryData(SmoothCalibrationError(), y, p, None, None, None)
+    times = {"before": [], "after": []}
+    for _ in range(reps):
+        for version, before in (("before", True), ("after", False)):
+            _use_before(before)
+            cpu = time.process_time()
+            values = [data.draw(seed) for seed in range(draws)]
+            times[version].append((time.process_time() - cpu) / draws * 1e3)
+            _use_before(False)
+            times[version + " values"] = values
+    same = np.allclose(times["before values"], times["after values"], rtol=1e-12, atol=0)
+    b, a = np.median(times["before"]), np.median(times["after"])
+    print(f"one null draw at n = {len(p)} (CPU ms, {reps} x {draws} draws each): "
+          f"before min {min(times['before']):.2f} median {b:.2f}; after min "
+          f"{min(times['after']):.2f} median {a:.2f}; ratio of medians {b / a:.2f}x; "
+          f"same values (1e-12): {same}", flush=True)
 
 
 def _timed_cpu(y, p, seed, n_jobs=None):
@@ -132,6 +173,9 @@ def tail(n_seeds, n_before, n_jobs=None):
     print(f"smCE tester, n = {n}, default settings (n_jobs={n_jobs}); "
           "target median <= 1 s, max <= 3 s")
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    if _BEFORE == "draw":
+        rng = np.random.default_rng(1000 + 1)
+        draw_times(p, (rng.random(n) < p).astype(float))
     print(f"{'model':>10} {'seed':>4} {'version':>7} {'wall s':>7} {'cpu s':>7} "
           f"{'draws':>5} {'p-value':>8} calibrated")
     summary = {}
@@ -179,6 +223,9 @@ def main():
         dce_tolerant()
         return
     if "--tail" in sys.argv:
+        global _BEFORE
+        _BEFORE = "draw" if "--draw" in sys.argv else "tail"
+
         def option(name, default):
             return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
 

@@ -29,6 +29,7 @@ def smce_one_side(
     positives: NDArray[np.float64],
     total: float,
     heap: NDArray[np.float64],
+    buckets: bool = False,
 ) -> float: ...
 def smce_bernoulli(
     values: NDArray[np.float64],
@@ -37,3 +38,12 @@ def smce_bernoulli(
     total: float,
     heap: NDArray[np.float64],
 ) -> float: ...
+def smce_null_draw(
+    values: NDArray[np.float64],
+    bit_generator: np.random.BitGenerator,
+    scale: float,
+    total: float,
+    heap: NDArray[np.float64],
+) -> float: ...
+def _set_buckets(on: bool, divisor: int = 16) -> None: ...
+def _set_inline_pcg64(on: bool) -> None: ...

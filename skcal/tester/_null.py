@@ -19,7 +19,7 @@ from .._input import (
     multiclass_input,
     power_of_two_scale,
 )
-from .._kernels._flow import smce_bernoulli
+from .._kernels._flow import smce_bernoulli, smce_null_draw
 from ..measures import MEASURE_CLASSES, SmoothCalibrationError, UtilityCalibrationError
 from ..metrics._multiclass import utility_calibration_error
 
@@ -35,6 +35,10 @@ _THEOREMS = {
 # uniforms to the kernel (benchmarks/bench_tester.py turns this off to time
 # the generic path of earlier versions)
 _BERNOULLI_DRAWS = True
+# ... and the kernel draws their uniforms from the generator itself (same
+# numbers; benchmarks/bench_tester.py turns this off to time the draw of the
+# previous version, an array of uniforms first)
+_KERNEL_DRAWS = True
 # smCE's sequential test may reject on McDiarmid's bound before its draws
 # settle (benchmarks/bench_tester.py turns this off to time the rule alone)
 _TAIL_BOUND = True
@@ -255,6 +259,13 @@ class _BinaryData:
             hits = rng.random(self.p.shape[0]) < self.p
             positives = np.bincount(self.index, weights=self.w * hits, minlength=len(G))
         elif self.single:
+            if self.bernoulli and _BERNOULLI_DRAWS and _KERNEL_DRAWS:
+                # the uniforms of rng.random(len(G)), drawn inside the kernel
+                value = smce_null_draw(
+                    G.values, rng.bit_generator, self.scale, G.total,
+                    np.empty(2 * len(G)),
+                )
+                return _as_value(value, "on a resample")
             uniforms = rng.random(len(G))
             if self.bernoulli and _BERNOULLI_DRAWS:
                 value = smce_bernoulli(

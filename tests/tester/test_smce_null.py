@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from skcal._grouped import group
-from skcal._kernels._flow import smce_bernoulli, smce_one_side, smce_value
+from skcal._kernels import _flow
+from skcal._kernels._flow import smce_bernoulli, smce_null_draw, smce_one_side, smce_value
 from skcal.measures import SmoothCalibrationError
 from skcal.tester._null import _BinaryData
 
@@ -71,7 +72,8 @@ def test_bernoulli_is_the_one_side_value_of_its_outcomes():
         u = rng.random(K)
         work = np.empty(2 * K)
         got = smce_bernoulli(values, u, scale, total, work)
-        want = smce_one_side(values, weights, scale * (u < values), total, work)
+        # the same walk as the draws' (buckets past K = 256): the same number
+        want = smce_one_side(values, weights, scale * (u < values), total, work, buckets=True)
         assert got == want, i
         if K <= 30:  # the LP of reference_smce.py, on the small cases
             ref = smce_bernoulli_reference(values, u, scale)
@@ -115,3 +117,116 @@ def test_tester_draws_on_distinct_values_match_the_reference():
             ps = np.sort(p)
             want = smce_linprog((u < ps).astype(float), ps, w)
             assert data.draw(seed) == pytest.approx(want, abs=1e-7), (i, seed)
+
+
+def _buckets(on):
+    """Switch the one-sided walk between buckets and the heap alone."""
+    _flow._set_buckets(on)
+
+
+def _walk_cases(rng, count):
+    """(values, weights, positives, total) of several kinds, K past the bucket cut."""
+    for i in range(count):
+        K = int(rng.integers(257, 4000))
+        kind = i % 7
+        if kind == 5:  # values crowded near 0.5: a lattice walk, crowded buckets
+            values = 0.5 + np.arange(K) * 1e-13
+        else:
+            values = np.unique(np.round(rng.random(K), int(rng.integers(3, 9))))
+            values = np.unique(np.concatenate([values, [0.0, 1.0][: i % 3]]))
+        K = values.shape[0]
+        weights = rng.choice([np.ones(K), rng.exponential(size=K) + 1e-3, np.full(K, 0.25)])
+        if kind in (0, 5):  # calibrated draws: B a centred walk
+            positives = weights * (rng.random(K) < values)
+        elif kind == 1:  # shifted: B drifts away from 0
+            positives = weights * (rng.random(K) < np.minimum(values + 0.05, 1))
+        elif kind == 2:  # one class
+            positives = weights * float(rng.integers(2))
+        elif kind == 3:  # grouped counts
+            positives = weights * rng.random(K)
+        elif kind == 4:  # exactly calibrated: B_K = 0 up to rounding, many ties
+            positives = weights * values
+        else:  # positives on a coarse grid: repeated walk values (ties of keys)
+            positives = weights * np.round(values * 4) / 4
+        yield values, weights, positives, float(weights.sum())
+
+
+def test_bucket_walk_matches_the_heap_walk():
+    # the walk of the previous versions (one heap of all breakpoints) is the
+    # twin: the same breakpoints taken in the same order, so the values agree
+    # up to the order of the final sum
+    rng = np.random.default_rng(35)
+    for i, (values, weights, positives, total) in enumerate(_walk_cases(rng, 140)):
+        K = values.shape[0]
+        work = np.empty(2 * K)
+        got = smce_one_side(values, weights, positives, total, work, buckets=True)
+        want = smce_one_side(values, weights, positives, total, work)
+        assert got == pytest.approx(want, rel=1e-11, abs=1e-15), i
+        if i < 8:  # and the two-sided pass, on a few
+            two = smce_value(values, weights, positives, total, np.empty(2 * K))
+            assert got == pytest.approx(two, rel=1e-11, abs=1e-15), i
+
+
+def test_bucket_walk_matches_linprog():
+    # past the bucket cut (K > 256), against the LP of reference_smce.py
+    rng = np.random.default_rng(36)
+    for i in range(4):
+        n = 300
+        p = np.unique(rng.random(n))
+        y = (rng.random(p.shape[0]) < np.minimum(p + 0.05 * (i % 2), 1)).astype(float)
+        w = np.ones(p.shape[0])
+        G = _grouped(y, p, w)
+        work = np.empty(2 * len(G))
+        got = smce_one_side(G.values, G.weights, G.positives, G.total, work, buckets=True)
+        assert got == pytest.approx(smce_linprog(y, p, w), abs=1e-7), i
+
+
+def test_kernel_draw_is_the_draw_of_the_uniforms():
+    # smce_null_draw reads the generator's doubles itself: the same number as
+    # smce_bernoulli on rng.random(K), exactly, and the generator left alike;
+    # values 0 and 1 and exactly representable ones, K = 1, K past the cut
+    rng = np.random.default_rng(37)
+    makers = [np.random.PCG64, np.random.MT19937, np.random.Philox, np.random.SFC64]
+    for i in range(120):
+        K = int(rng.integers(1, 3000 if i % 4 else 20))
+        values = np.unique(rng.choice([rng.random(K), np.round(rng.random(K) * 8) / 8]))
+        values = np.unique(np.concatenate([values, [[], [0.0], [1.0], [0.0, 0.5, 1.0]][i % 4]]))
+        K = values.shape[0]
+        scale = float(rng.choice([1.0, 0.25, 3.0]))
+        seed = int(rng.integers(2**31))
+        maker = makers[i % 4] if i < 40 else np.random.PCG64
+        bit_a, bit_b = maker(seed), maker(seed)
+        # PCG64 stepped inline, or through numpy's function pointer (1 in 5)
+        _flow._set_inline_pcg64(i % 5 != 0)
+        try:
+            got = smce_null_draw(values, bit_a, scale, K * scale, np.empty(2 * K))
+        finally:
+            _flow._set_inline_pcg64(True)
+        u = np.random.Generator(bit_b).random(K)
+        want = smce_bernoulli(values, u, scale, K * scale, np.empty(2 * K))
+        assert got == want, i
+        np.testing.assert_array_equal(bit_a.random_raw(3), bit_b.random_raw(3))
+
+
+def test_tester_draws_are_the_previous_draws():
+    # the tester's fast path (the kernel draws) against the previous one
+    # (uniforms first, then the heap walk): same null statistics and decision
+    import skcal.tester._null as null
+    from skcal.tester import CalibrationTester
+
+    rng = np.random.default_rng(38)
+    for i in range(4):
+        n = 3000
+        p = rng.random(n)
+        y = (rng.random(n) < np.minimum(p + 0.04 * (i % 2), 1)).astype(float)
+        new = CalibrationTester(n_resamples=200, random_state=i).fit(y, p)
+        null._KERNEL_DRAWS = False
+        _buckets(False)
+        try:
+            old = CalibrationTester(n_resamples=200, random_state=i).fit(y, p)
+        finally:
+            null._KERNEL_DRAWS = True
+            _buckets(True)
+        assert new.n_resamples_ == old.n_resamples_, i
+        np.testing.assert_allclose(new.null_statistics_, old.null_statistics_, rtol=1e-12)
+        assert new.p_value_ == old.p_value_, i
