@@ -376,10 +376,7 @@ from libc.stdint cimport uint64_t
 from libc.string cimport memset
 from libc.math cimport signbit
 
-cdef enum:
-    _RADIX_BITS = 11
-    _RADIX = 1 << _RADIX_BITS
-    _RADIX_PASSES = 6
+from ._radix cimport RADIX, RADIX_PASSES, radix_count, radix_sort
 
 
 cdef union _Bits:
@@ -406,7 +403,7 @@ def group_radix(
     its group is written): 8 bytes of work per row.
     """
     cdef Py_ssize_t n = p.shape[0]
-    cdef Py_ssize_t i, k = -1, c, d, total
+    cdef Py_ssize_t i, k = -1
     cdef uint64_t u, last = 0
     cdef _Bits bits
     cdef double x
@@ -415,10 +412,6 @@ def group_radix(
     cdef uint64_t* dst_key
     cdef double* src_w
     cdef double* dst_w
-    cdef uint64_t* tmp_key
-    cdef double* tmp_w
-    cdef uint64_t* cnt
-    cdef int shift
     cdef bint unit = w.shape[0] == 0
     _need(y.shape[0] == n and (unit or w.shape[0] == n),
           "p, y and w must have one length (or w none)")
@@ -427,12 +420,12 @@ def group_radix(
           "values, wsum, wysum and work need room for len(p) entries")
     if n == 0:
         return 0
-    counts = <uint64_t*> PyMem_Malloc(_RADIX_PASSES * _RADIX * sizeof(uint64_t))
+    counts = <uint64_t*> PyMem_Malloc(RADIX_PASSES * RADIX * sizeof(uint64_t))
     if counts == NULL:
         raise MemoryError()
     try:
         with nogil:
-            memset(counts, 0, _RADIX_PASSES * _RADIX * sizeof(uint64_t))
+            memset(counts, 0, RADIX_PASSES * RADIX * sizeof(uint64_t))
             src_key = <uint64_t*> &work[0]
             src_w = &wysum[0]
             dst_key = <uint64_t*> &values[0]
@@ -443,31 +436,8 @@ def group_radix(
                 src_key[i] = u
                 x = 1.0 if unit else w[i]
                 src_w[i] = -x if y[i] else x
-                for d in range(_RADIX_PASSES):
-                    counts[d * _RADIX + ((u >> (d * _RADIX_BITS)) & (_RADIX - 1))] += 1
-            for d in range(_RADIX_PASSES):
-                cnt = counts + d * _RADIX
-                shift = d * _RADIX_BITS
-                # skip a digit shared by every row
-                if cnt[(src_key[0] >> shift) & (_RADIX - 1)] == <uint64_t> n:
-                    continue
-                total = 0
-                for c in range(_RADIX):
-                    u = cnt[c]
-                    cnt[c] = total
-                    total += u
-                for i in range(n):
-                    u = src_key[i]
-                    c = cnt[(u >> shift) & (_RADIX - 1)]
-                    cnt[(u >> shift) & (_RADIX - 1)] += 1
-                    dst_key[c] = u
-                    dst_w[c] = src_w[i]
-                tmp_key = src_key
-                src_key = dst_key
-                dst_key = tmp_key
-                tmp_w = src_w
-                src_w = dst_w
-                dst_w = tmp_w
+                radix_count(u, counts)
+            radix_sort(&src_key, &src_w, &dst_key, &dst_w, n, counts)
             # group: src may be (values, wsum) itself; k <= i, and row i is
             # read before group k is written
             for i in range(n):
@@ -510,7 +480,7 @@ def argsort_rows(
     the whole row is skipped.
     """
     cdef Py_ssize_t m = V.shape[0], n = V.shape[1]
-    cdef Py_ssize_t r, i, c, d, total
+    cdef Py_ssize_t r, i
     cdef uint64_t u
     cdef uint64_t* counts = NULL
     cdef uint64_t* buf = NULL
@@ -518,13 +488,10 @@ def argsort_rows(
     cdef uint64_t* dst_key
     cdef uint64_t* src_i
     cdef uint64_t* dst_i
-    cdef uint64_t* tmp
-    cdef uint64_t* cnt
-    cdef int shift
     _need(order.shape[0] == m and order.shape[1] == n, "order must have the shape of V")
     if m == 0 or n == 0:
         return
-    counts = <uint64_t*> PyMem_Malloc(_RADIX_PASSES * _RADIX * sizeof(uint64_t))
+    counts = <uint64_t*> PyMem_Malloc(RADIX_PASSES * RADIX * sizeof(uint64_t))
     buf = <uint64_t*> PyMem_Malloc(4 * n * sizeof(uint64_t))
     if counts == NULL or buf == NULL:
         PyMem_Free(counts)
@@ -533,7 +500,7 @@ def argsort_rows(
     try:
         with nogil:
             for r in range(m):
-                memset(counts, 0, _RADIX_PASSES * _RADIX * sizeof(uint64_t))
+                memset(counts, 0, RADIX_PASSES * RADIX * sizeof(uint64_t))
                 src_key = buf
                 src_i = buf + n
                 dst_key = buf + 2 * n
@@ -542,30 +509,8 @@ def argsort_rows(
                     u = _order_key(V[r, i])
                     src_key[i] = u
                     src_i[i] = <uint64_t> i
-                    for d in range(_RADIX_PASSES):
-                        counts[d * _RADIX + ((u >> (d * _RADIX_BITS)) & (_RADIX - 1))] += 1
-                for d in range(_RADIX_PASSES):
-                    cnt = counts + d * _RADIX
-                    shift = d * _RADIX_BITS
-                    if cnt[(src_key[0] >> shift) & (_RADIX - 1)] == <uint64_t> n:
-                        continue
-                    total = 0
-                    for c in range(_RADIX):
-                        u = cnt[c]
-                        cnt[c] = total
-                        total += u
-                    for i in range(n):
-                        u = src_key[i]
-                        c = cnt[(u >> shift) & (_RADIX - 1)]
-                        cnt[(u >> shift) & (_RADIX - 1)] += 1
-                        dst_key[c] = u
-                        dst_i[c] = src_i[i]
-                    tmp = src_key
-                    src_key = dst_key
-                    dst_key = tmp
-                    tmp = src_i
-                    src_i = dst_i
-                    dst_i = tmp
+                    radix_count(u, counts)
+                radix_sort(&src_key, &src_i, &dst_key, &dst_i, n, counts)
                 for i in range(n):
                     order[r, i] = <Py_ssize_t> src_i[i]
     finally:

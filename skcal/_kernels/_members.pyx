@@ -10,10 +10,8 @@ from libc.stdint cimport uint64_t
 from libc.string cimport memset
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
-cdef enum:
-    _RADIX_BITS = 11
-    _RADIX = 1 << _RADIX_BITS
-    _RADIX_PASSES = 6
+from ._radix cimport RADIX, RADIX_PASSES, radix_count, radix_sort
+
 
 cdef union _Bits:
     double d
@@ -143,24 +141,23 @@ def cutoff_unit(
     digits at most, a digit shared by every row skipped.
     """
     cdef Py_ssize_t n = v.shape[0]
-    cdef Py_ssize_t i, c, d, total, n0 = 0
+    cdef Py_ssize_t i, n0 = 0
     cdef uint64_t u, flag = (<uint64_t> 1) << 62
     cdef uint64_t* counts = NULL
     cdef uint64_t* src
     cdef uint64_t* dst
-    cdef uint64_t* tmp
-    cdef uint64_t* cnt
-    cdef int shift
+    cdef double* no_payload = NULL       # the keys carry the event: no payload
+    cdef double* no_payload_work = NULL
     cdef bint bad = False
     cdef _Bits bits
     _need(event.shape[0] == n and work.shape[0] >= 2 * n and n > 0,
           "v and event must have one length n > 0 and work 2 n entries")
-    counts = <uint64_t*> PyMem_Malloc(_RADIX_PASSES * _RADIX * sizeof(uint64_t))
+    counts = <uint64_t*> PyMem_Malloc(RADIX_PASSES * RADIX * sizeof(uint64_t))
     if counts == NULL:
         raise MemoryError()
     try:
         with nogil:
-            memset(counts, 0, _RADIX_PASSES * _RADIX * sizeof(uint64_t))
+            memset(counts, 0, RADIX_PASSES * RADIX * sizeof(uint64_t))
             src = &work[0]
             dst = &work[n]
             for i in range(n):
@@ -174,27 +171,9 @@ def cutoff_unit(
                 else:
                     n0 += 1
                 src[i] = u
-                for d in range(_RADIX_PASSES):
-                    counts[d * _RADIX + ((u >> (d * _RADIX_BITS)) & (_RADIX - 1))] += 1
+                radix_count(u, counts)
             if not bad:
-                for d in range(_RADIX_PASSES):
-                    cnt = counts + d * _RADIX
-                    shift = d * _RADIX_BITS
-                    if cnt[(src[0] >> shift) & (_RADIX - 1)] == <uint64_t> n:
-                        continue
-                    total = 0
-                    for c in range(_RADIX):
-                        u = cnt[c]
-                        cnt[c] = total
-                        total += u
-                    for i in range(n):
-                        u = src[i]
-                        c = (u >> shift) & (_RADIX - 1)
-                        dst[cnt[c]] = u
-                        cnt[c] += 1
-                    tmp = src
-                    src = dst
-                    dst = tmp
+                radix_sort(&src, &no_payload, &dst, &no_payload_work, n, counts)
                 # the values back, in place: negatives, then positives
                 for i in range(n):
                     src[i] &= ~flag

@@ -20,10 +20,7 @@ from libc.math cimport signbit
 from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memset
 
-cdef enum:
-    _RADIX_BITS = 11
-    _RADIX = 1 << _RADIX_BITS
-    _RADIX_PASSES = 6
+from ._radix cimport RADIX, RADIX_PASSES, radix_count, radix_sort
 
 
 cdef union _Bits:
@@ -65,7 +62,7 @@ def group_rows_exact(
     caller then gives up: 24 bytes per row beside it.
     """
     cdef Py_ssize_t n = p.shape[0]
-    cdef Py_ssize_t i, s, e, j, k = 0, m = 0, c, d, total
+    cdef Py_ssize_t i, s, e, j, k = 0, m = 0
     cdef uint64_t u
     cdef _Bits bits
     cdef double x
@@ -74,21 +71,17 @@ def group_rows_exact(
     cdef uint64_t* dst_key
     cdef double* src_w
     cdef double* dst_w
-    cdef uint64_t* tmp_key
-    cdef double* tmp_w
-    cdef uint64_t* cnt
-    cdef int shift
     _need(y.shape[0] == n and w.shape[0] == n, "p, y and w must have one length")
     _need(values.shape[0] >= n and neg.shape[0] >= n and pos.shape[0] >= n
           and rows.shape[0] >= n, "values, neg, pos and rows need len(p) entries")
     if n == 0:
         return 0, 0
-    counts = <uint64_t*> PyMem_Malloc(_RADIX_PASSES * _RADIX * sizeof(uint64_t))
+    counts = <uint64_t*> PyMem_Malloc(RADIX_PASSES * RADIX * sizeof(uint64_t))
     if counts == NULL:
         raise MemoryError()
     try:
         with nogil:
-            memset(counts, 0, _RADIX_PASSES * _RADIX * sizeof(uint64_t))
+            memset(counts, 0, RADIX_PASSES * RADIX * sizeof(uint64_t))
             src_key = <uint64_t*> &neg[0]
             src_w = &pos[0]
             dst_key = <uint64_t*> &values[0]
@@ -98,30 +91,8 @@ def group_rows_exact(
                 u = bits.u
                 src_key[i] = u
                 src_w[i] = -w[i] if y[i] != 0 else w[i]
-                for d in range(_RADIX_PASSES):
-                    counts[d * _RADIX + ((u >> (d * _RADIX_BITS)) & (_RADIX - 1))] += 1
-            for d in range(_RADIX_PASSES):
-                cnt = counts + d * _RADIX
-                shift = d * _RADIX_BITS
-                if cnt[(src_key[0] >> shift) & (_RADIX - 1)] == <uint64_t> n:
-                    continue
-                total = 0
-                for c in range(_RADIX):
-                    u = cnt[c]
-                    cnt[c] = total
-                    total += u
-                for i in range(n):
-                    u = src_key[i]
-                    c = cnt[(u >> shift) & (_RADIX - 1)]
-                    cnt[(u >> shift) & (_RADIX - 1)] += 1
-                    dst_key[c] = u
-                    dst_w[c] = src_w[i]
-                tmp_key = src_key
-                src_key = dst_key
-                dst_key = tmp_key
-                tmp_w = src_w
-                src_w = dst_w
-                dst_w = tmp_w
+                radix_count(u, counts)
+            radix_sort(&src_key, &src_w, &dst_key, &dst_w, n, counts)
             # group in place: (src_key, src_w) is (neg, pos) or (values,
             # rows); group k and the m-th repeated row land at or before the
             # first row of their group, which is read before they are written
