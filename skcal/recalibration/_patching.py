@@ -431,7 +431,7 @@ callable, default=None
         # random_state: an estimator whose random_state is None gets a seed
         # drawn from it, as RecalibratedClassifier and AutoRecalibrator do
         init = seed_random_states(clone(init), draw_seed(self.random_state))
-        fitted = fit_recalibrator(clone(init), P, y_index, w)
+        fitted = fit_recalibrator(init, P, y_index, w)  # our clone: fit it as it is
         if init_cv is None:
             start = predict_recalibrator(fitted, P, check=False)
         else:
