@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BinnedECE",
     "CalibrationDecisionLoss",
+    "CalibrationMeasure",
     "CutoffCalibrationError",
     "LowerDistanceToCalibration",
     "SmoothCalibrationError",
@@ -74,7 +75,26 @@ def _weights_on_scale(sample_weight):
 
 
 class CalibrationMeasure(BaseEstimator):
-    """Shared behaviour; each subclass is made from one spec (``skcal._specs``)."""
+    """Base class of the measure objects: what every measure of skcal shares.
+
+    Each measure class (:class:`SmoothCalibrationError`,
+    :class:`CutoffCalibrationError`, ...) holds a measure's options as
+    scikit-learn parameters; calling it on ``(y_true, y_prob)`` gives the
+    measure's value, :meth:`interval` a confidence interval and
+    :attr:`scorer` a scikit-learn scorer. Use it to check whether an object
+    is one of skcal's measures (as :class:`CalibrationTester` does); it is not
+    meant to be subclassed by users: a measure of one's own goes to the
+    tester as a function.
+
+    Examples
+    --------
+    >>> from skcal import CalibrationMeasure, SmoothCalibrationError
+    >>> measure = SmoothCalibrationError()
+    >>> isinstance(measure, CalibrationMeasure)
+    True
+    >>> measure([0, 1, 1, 0], [0.25, 0.75, 0.5, 0.5])
+    0.03125
+    """
 
     # The spec the class was made from, and what the tester, the report and
     # the scorers read of it (set by _from_spec):
