@@ -2,10 +2,12 @@
 
 ``softmax(log(P) @ W.T + b)`` with ``W`` diagonal (vector scaling), full
 (matrix scaling) or full with ODIR / L2 regularisation chosen by inner
-cross-validation (Dirichlet calibration). The logarithms, the softmax
-log-loss with its gradient and the L-BFGS-B driver are those of
-``_scaling.py`` (see its docstring for the floor inside the logarithms);
-this module adds the preconditioned objective they share.
+cross-validation (Dirichlet calibration). The logarithms and the softmax
+log-loss with its gradient are those of ``_scaling.py`` (see its docstring
+for the floor inside the logarithms); this module adds the preconditioned
+objective they share, its exact Hessian and the damped Newton steps that
+minimise it (``_fit_affine``; L-BFGS-B above ``_NEWTON_MAX_PARAMS``
+parameters).
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from ._base import BaseRecalibrator
 from ._scaling import (
     TemperatureScaling,
     _lbfgs,
-    _one_blas_thread,
     _log_floor,
     _observed_flat,
+    _one_blas_thread,
     _softmax,
     _softmax_loss,
 )
@@ -87,11 +89,12 @@ def _affine_data(L, y, w, diagonal, whiten):
 def _affine_objective(L, y, w, penalty, diagonal, whiten=True, data=None):
     """Penalised weighted mean log-loss of ``softmax(L @ W.T + b)``, preconditioned.
 
-    L-BFGS runs on ``(V, c)`` with ``W = V @ M.T`` and ``b = c - W @ mu``,
-    where ``(L - mu) @ M`` has unit covariance (``_whitening``): the same
-    model, but the curvature of the log-loss is far better conditioned (the
-    logarithms of small probabilities have much larger spreads than those of
-    large ones), so L-BFGS needs several times fewer passes. ``penalty(W, b)``
+    The optimiser runs on ``(V, c)`` with ``W = V @ M.T`` and ``b = c - W @
+    mu``, where ``(L - mu) @ M`` has unit covariance (``_whitening``): the
+    same model, but the curvature of the log-loss is far better conditioned
+    (the logarithms of small probabilities have much larger spreads than
+    those of large ones), which keeps the Newton systems well scaled (and
+    L-BFGS, for many classes, needs several times fewer passes). ``penalty(W, b)``
     returns the penalty and its gradients in ``W`` and ``b``; ``diagonal``
     restricts ``W`` (and ``V``) to diagonal matrices. ``whiten=False`` keeps
     the original coordinates (``mu = 0``, ``M = I``): better when a strong
@@ -760,7 +763,7 @@ class StructuredMatrixScaling(_AffineLogScaling):
     Then, on ``z = log(Q)``, the map ``softmax(z + Delta z + b)`` is fitted
     by minimising the weighted mean log-loss plus ``lam_b ||b||^2 + lam_d
     ||diag(Delta)||^2 + lam_o ||offdiag(Delta)||^2``, from ``Delta = 0, b =
-    0`` with L-BFGS on the analytic gradient. The strengths
+    0`` with damped Newton steps on the analytic gradient and Hessian. The strengths
     are the paper's defaults, not tuned: ``lam_b = lam_d = K / n`` and
     ``lam_o = K (K - 1) / n`` for ``K`` classes, so that a small calibration
     set stays near temperature scaling and a large one may move every entry
@@ -832,7 +835,7 @@ class StructuredMatrixScaling(_AffineLogScaling):
         penalty = _sms_penalty(C / n, C / n, C * (C - 1) / n)
         # no whitening: log(Q) lies in [log(a / K), 0] in every column, and when
         # T is large its spread is tiny, so the penalty, not the data, shapes the
-        # curvature (whitened, L-BFGS stopped early on such inputs)
+        # curvature (whitened, L-BFGS-B used to stop early on such inputs)
         W, b = _fit_affine(Z, y, w, penalty, np.eye(C), np.zeros(C), whiten=False)
         self.coef_ = W if np.isfinite(self.temperature_) else np.zeros((C, C))
         self.intercept_ = b
