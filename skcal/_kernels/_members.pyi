@@ -20,3 +20,11 @@ def rank_of_label(
     y: NDArray[np.intp],
     out: NDArray[np.intp],
 ) -> None: ...
+def bucket_of(v: NDArray[np.float64], out: NDArray[np.intp]) -> None: ...
+def cutoff_bounds(
+    v: NDArray[np.float64],
+    key: NDArray[np.intp],
+    lo: int,
+    hi: int,
+    w: NDArray[np.float64],
+) -> tuple[float, float, float]: ...

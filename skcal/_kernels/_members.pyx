@@ -207,3 +207,129 @@ def rank_of_label(
             for j in range(yi + 1, C):
                 r += P[i, j] > py
             out[i] = r
+
+
+# Buckets of the bounds: 2^10 (two arrays of 8 KB, in L1). The first half
+# holds v < 0.5 by the top bits of v's double (exponent and BOUND_MANTISSA
+# mantissa bits: 16 buckets per binade, 32 binades down to 2^-33, smaller
+# values in bucket 0); the second half mirrors it on 1 - v for v >= 0.5
+# (exact there by Sterbenz's lemma), so values near 0 and near 1 (the
+# predicted utilities of a class column and of a top-K sum) both spread.
+cdef enum:
+    BOUND_BUCKETS = 1024
+    BOUND_HALF = 512
+    BOUND_MANTISSA = 4
+
+
+cdef inline Py_ssize_t _half_bucket(double x) noexcept nogil:
+    # a non-decreasing index in [0, BOUND_HALF) of x in [0, 0.5]; x <= 0 -> 0
+    cdef _Bits bits
+    cdef long long b
+    if not (x > 0.0):
+        return 0
+    bits.d = x
+    b = <long long> (bits.u >> (52 - BOUND_MANTISSA))
+    b -= (<long long> 1022 << BOUND_MANTISSA) - BOUND_HALF
+    if b < 0:
+        return 0
+    if b >= BOUND_HALF:
+        return BOUND_HALF - 1
+    return <Py_ssize_t> b
+
+
+cdef inline Py_ssize_t _bucket(double v) noexcept nogil:
+    # non-decreasing in v on all doubles (not NaN): equal values share a bucket
+    if v < 0.5:
+        return _half_bucket(v)
+    return BOUND_BUCKETS - 1 - _half_bucket(1.0 - v)
+
+
+def bucket_of(const double[::1] v, Py_ssize_t[::1] out):  # IN v, OUT out
+    """The bound's bucket of every value (for the tests)."""
+    cdef Py_ssize_t i
+    _need(out.shape[0] == v.shape[0], "v and out must have one length")
+    with nogil:
+        for i in range(v.shape[0]):
+            out[i] = _bucket(v[i])
+
+
+def cutoff_bounds(
+    const double[::1] v,                # IN  (n,) values
+    const Py_ssize_t[::1] key,          # IN  (n,) the event is lo <= key[i] <= hi
+    Py_ssize_t lo,                      # IN
+    Py_ssize_t hi,                      # IN
+    const double[::1] w,                # IN  (n,) weights, or empty for unit weights
+):
+    """``(lower, upper, absolute)`` bounds of the cutoff error of ``(event, v)``.
+
+    Sums, not divided by the total weight: with ``r_i = w_i (e_i - v_i)``,
+    the cutoff error times the total weight is ``max |sum_{v_i in I} r_i|``
+    over intervals ``I`` of values, and ``lower <= that <= upper``;
+    ``absolute = sum |r_i|`` (the scale of the rounding of either side).
+    One pass, no sort: rows go to fixed buckets by a map of ``v`` that is
+    non-decreasing (``_bucket``), accumulating ``P_b`` (the positive ``r``)
+    and ``N_b`` (the negative ones) of each bucket ``b``; ``R_b = P_b + N_b``.
+
+    Lower: the rows of buckets ``a..b`` are exactly the rows with ``v`` in
+    ``[least v of them, largest v of them]`` (the map is non-decreasing), a
+    feasible interval; so ``max |R_a + ... + R_b|`` over bucket ranges,
+    the largest minus the smallest prefix sum of ``R``, is at most the error.
+
+    Upper: the rows of any interval ``I`` lie in buckets ``a <= b`` (those of
+    its least and largest ``v``): some rows of ``a``, all rows of the
+    buckets strictly between, some rows of ``b``. A subset of a bucket sums
+    to at most its ``P`` and at least its ``N``, so the sum over ``I`` is at
+    most ``P_a + R_{a+1} + ... + R_{b-1} + P_b`` (``P_a`` if ``a = b``) and
+    at least the same with ``N``. The largest of these over ``a <= b`` is one
+    scan: ``T_b = max_{a<b} (P_a + R_{a+1} + ... + R_{b-1})`` obeys
+    ``T_{b+1} = max(T_b + R_b, P_b)``, and the best pair ending at ``b`` is
+    ``max(P_b, T_b + P_b)``; the same with ``N`` and min for the negative
+    side. ``upper`` is the larger of the two magnitudes.
+    """
+    cdef Py_ssize_t n = v.shape[0]
+    cdef Py_ssize_t i, b
+    cdef bint unit = w.shape[0] == 0
+    cdef double pos[BOUND_BUCKETS]
+    cdef double neg[BOUND_BUCKETS]
+    cdef double r, s = 0.0, smax = 0.0, smin = 0.0, absolute = 0.0
+    cdef double tp = -1.0, tn = 1.0, best_p = 0.0, best_n = 0.0, rb
+    cdef bint started = False
+    _need(key.shape[0] == n and (unit or w.shape[0] == n),
+          "v, key and w (unless empty) must have one length")
+    with nogil:
+        memset(pos, 0, sizeof(pos))
+        memset(neg, 0, sizeof(neg))
+        for i in range(n):
+            r = (1.0 if lo <= key[i] <= hi else 0.0) - v[i]
+            if not unit:
+                r = w[i] * r
+            b = _bucket(v[i])
+            if r > 0.0:
+                pos[b] += r
+            else:
+                neg[b] += r
+        for b in range(BOUND_BUCKETS):
+            rb = pos[b] + neg[b]
+            absolute += pos[b] - neg[b]
+            s += rb
+            if s > smax:
+                smax = s
+            if s < smin:
+                smin = s
+            # pairs (a, b): tp, tn hold T_b (no a < b before the first bucket)
+            if pos[b] > best_p:
+                best_p = pos[b]
+            if neg[b] < best_n:
+                best_n = neg[b]
+            if started:
+                if tp + pos[b] > best_p:
+                    best_p = tp + pos[b]
+                if tn + neg[b] < best_n:
+                    best_n = tn + neg[b]
+                tp = tp + rb if tp + rb > pos[b] else pos[b]
+                tn = tn + rb if tn + rb < neg[b] else neg[b]
+            else:
+                tp = pos[b]
+                tn = neg[b]
+                started = True
+    return smax - smin, (best_p if best_p > -best_n else -best_n), absolute

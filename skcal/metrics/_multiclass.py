@@ -40,7 +40,7 @@ _BLOCK_ELEMENTS = 1 << 22
 _DEFAULT_N_UTILITIES = 1500
 
 
-def worst_intervals(utilities, data, w):
+def worst_intervals(utilities, data, w, maximum_only=False):
     """UC(f, u) of every utility, with its worst interval and sign.
 
     Utilities with a 0/1 realised utility (top-class, class-wise, top-K)
@@ -48,13 +48,23 @@ def worst_intervals(utilities, data, w):
     (``_uc_binary``). Each block of the others is evaluated in one vectorised
     pass, its rows sorted by ``v`` and handed to the batched worst-interval
     kernel.
+
+    With ``maximum_only=True`` only the members that may hold the largest
+    value are computed (the 0/1 members by branch and bound, after the
+    others); the rest get ``value = -inf``. The largest value, the first
+    member attaining it, its interval and sign are the same, bit for bit.
     """
     binary = [is_binary_member(u) for u in utilities]
     if any(binary):
         value, lower, upper, sign = _general_intervals(
             [u for u, b in zip(utilities, binary) if not b], data, w
         )
-        fast = binary_member_errors([u for u, b in zip(utilities, binary) if b], data, w)
+        floor = None
+        if maximum_only:
+            floor = float(value.max()) if value.shape[0] else -np.inf
+        fast = binary_member_errors(
+            [u for u, b in zip(utilities, binary) if b], data, w, floor=floor
+        )
         mask = np.array(binary)
         out = []
         for slow_part, fast_part in zip((value, lower, upper, sign), fast):
@@ -244,7 +254,10 @@ def utility_calibration_error(
     if len(utilities) == 1 and is_top_class(utilities[0]):
         value, lower, upper, sign = top_class(data.predictions(), data.w)
     else:
-        value, lower, upper, sign = worst_intervals(utilities, data.predictions(), data.w)
+        # the errors of every member are returned with the details only
+        value, lower, upper, sign = worst_intervals(
+            utilities, data.predictions(), data.w, maximum_only=not return_details
+        )
     worst = int(np.argmax(value))
     result = float(value[worst])
     if not return_details:

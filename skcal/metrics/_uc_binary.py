@@ -25,6 +25,7 @@ import numpy as np
 from .._grouped import group
 from .._input import canonical_weights
 from .._kernels._members import (
+    cutoff_bounds,
     cutoff_two_sorted,
     cutoff_unit,
     rank_of_label,
@@ -116,11 +117,31 @@ def _columns(P, columns):
     return V
 
 
-def binary_member_errors(utilities, data, w):
+def _slack(absolute, n):
+    """How far rounding may move a bound or an exact value: ``16 (n + 1100) u`` times
+    ``sum |r_i|``, with ``u = 2^-53`` (two orders of recursive summation of
+    ``n`` rows and 1024 buckets, each off by at most ``(n + 1024) u sum |r|``),
+    a generous margin that costs at most an extra exact evaluation."""
+    return absolute * ((n + 1100) * 2.0**-49)
+
+
+def binary_member_errors(utilities, data, w, floor=None):
     """UC of each utility (all ``is_binary_member``), its worst interval and sign.
 
     Returns the arrays of ``worst_intervals`` in ``skcal.metrics._multiclass``:
     ``value``, ``lower``, ``upper`` and ``sign``, one entry per utility.
+
+    With ``floor`` (a value the caller's maximum reaches, ``-inf`` if none)
+    only the members that may hold the maximum are computed, exactly as
+    without it; the others get ``value = -inf`` (branch and bound). Every
+    class-wise and top-K member first gets a lower and an upper bound from
+    one pass without a sort (``cutoff_bounds``); the largest lower bound
+    (and any exact value) is a level the maximum reaches, and a member
+    whose upper bound stays below it, by more than the rounding of either
+    side (``_slack``, and a relative 1e-9), cannot be the maximum nor tie
+    with it. The survivors are then computed exactly, the most promising
+    first, raising the level as they go. So the maximum, the first member
+    attaining it, its interval and sign are those of the full computation.
     """
     m = len(utilities)
     value = np.empty(m)
@@ -129,6 +150,26 @@ def binary_member_errors(utilities, data, w):
     sign = np.empty(m, dtype=np.int8)
     cutoff = _Cutoff(w)
     P, y, C = data.P, data.y, data.n_classes
+    n = data.n_samples
+    prune = floor is not None
+    if prune:
+        value.fill(-np.inf)
+        lower.fill(np.nan)
+        upper.fill(np.nan)
+        sign.fill(0)
+        weights = np.empty(0) if cutoff.w is None else cutoff.w
+        total = float(n) if cutoff.w is None else float(weights.sum())
+        y_key = np.ascontiguousarray(y, dtype=np.intp)
+        level = float(floor)
+        # per member: (upper bound with its margins, kind, argument)
+        candidates = []
+
+        def bound(i, v, key, lo, hi, kind, arg):
+            nonlocal level
+            low, high, absolute = cutoff_bounds(v, key, lo, hi, weights)
+            slack = _slack(absolute, n)
+            level = max(level, (low * (1.0 - 1e-9) - slack) / total)
+            candidates.append(((high * (1.0 + 1e-9) + slack) / total, i, kind, arg))
 
     def put(i, result):
         value[i], lower[i], upper[i], sign[i] = result
@@ -139,29 +180,79 @@ def binary_member_errors(utilities, data, w):
         result = cutoff(np.ascontiguousarray(confidence), predicted == y)
         for i in top_class:
             put(i, result)
+        if prune:
+            level = max(level, result[0])
 
     class_wise = [(i, u._column(C)) for i, u in enumerate(utilities) if type(u) is ClassWise]
-    block = max(1, _BLOCK_ELEMENTS // data.n_samples)
+    block = max(1, _BLOCK_ELEMENTS // n)
     for lo in range(0, len(class_wise), block):
         part = class_wise[lo : lo + block]
         columns = np.array([c for _, c in part], dtype=np.intp)
         V = _columns(P, columns)
         for (i, c), v in zip(part, V):
-            put(i, cutoff(v, y == c))
+            if prune:
+                bound(i, v, y_key, c, c, "class", c)
+            else:
+                put(i, cutoff(v, y == c))
 
     top_k = [(i, u._top(C)) for i, u in enumerate(utilities) if type(u) is TopK]
+    S = rank = None
     if top_k:
         n_top = max(k for _, k in top_k)
         S, rank = _sorted_columns_and_rank(P, y, n_top)
         wanted = {}
         for i, k in top_k:
             wanted.setdefault(k, []).append(i)
-        v = np.zeros(data.n_samples)
-        for k in range(1, n_top + 1):
-            # v_k = v_{k-1} + S[k - 1]: np.cumsum of the sorted rows, bit for bit
-            v = S[0].copy() if k == 1 else np.add(v, S[k - 1], out=v)
+        for k, v in _top_sums(S, n_top):
             if k in wanted:
-                result = cutoff(v, rank <= k)
-                for i in wanted[k]:
-                    put(i, result)
+                if prune:
+                    for i in wanted[k]:
+                        bound(i, v, rank, 1, k, "top", k)
+                else:
+                    result = cutoff(v, rank <= k)
+                    for i in wanted[k]:
+                        put(i, result)
+    if not prune:
+        return value, lower, upper, sign
+
+    survivors = [c for c in candidates if c[0] >= level]
+    classes = sorted((c for c in survivors if c[2] == "class"), key=lambda c: -c[0])
+    tops = sorted((c for c in survivors if c[2] == "top"), key=lambda c: c[3])
+
+    def exact_classes():
+        for high, i, _, c in classes:
+            if high >= level:
+                yield i, cutoff(np.ascontiguousarray(P[:, c]), y == c)
+
+    def exact_tops():
+        if not tops:
+            return
+        sums = _top_sums(S, tops[-1][3])
+        k, v = next(sums)
+        for high, i, _, k_member in tops:
+            while k < k_member:
+                k, v = next(sums)
+            if high >= level:
+                yield i, cutoff(v, rank <= k)
+
+    # the part whose best member looks largest first: its exact value may rule out the rest
+    parts = [exact_classes, exact_tops]
+    if tops and (not classes or max(c[0] for c in tops) >= classes[0][0]):
+        parts.reverse()
+    for exact in parts:
+        for i, result in exact():
+            put(i, result)
+            level = max(level, result[0])
     return value, lower, upper, sign
+
+
+def _top_sums(S, n_top):
+    """``(k, v_k)`` for ``k = 1..n_top``: ``v_k = v_{k-1} + S[k - 1]``, one array reused.
+
+    ``np.cumsum`` of the sorted rows, bit for bit.
+    """
+    v = S[0].copy()
+    yield 1, v
+    for k in range(2, n_top + 1):
+        np.add(v, S[k - 1], out=v)
+        yield k, v
