@@ -289,25 +289,35 @@ def cutoff_bounds(
     cdef Py_ssize_t n = v.shape[0]
     cdef Py_ssize_t i, b
     cdef bint unit = w.shape[0] == 0
+    # two interleaved tables of (negative, positive) sums per bucket, for even
+    # and odd rows: a run of rows in one bucket then adds to two chains, not one
+    cdef double table[4 * BOUND_BUCKETS]
     cdef double pos[BOUND_BUCKETS]
     cdef double neg[BOUND_BUCKETS]
-    cdef double r, s = 0.0, smax = 0.0, smin = 0.0, absolute = 0.0
+    cdef double r, r2, s = 0.0, smax = 0.0, smin = 0.0, absolute = 0.0
     cdef double tp = -1.0, tn = 1.0, best_p = 0.0, best_n = 0.0, rb
     cdef bint started = False
     _need(key.shape[0] == n and (unit or w.shape[0] == n),
           "v, key and w (unless empty) must have one length")
     with nogil:
-        memset(pos, 0, sizeof(pos))
-        memset(neg, 0, sizeof(neg))
-        for i in range(n):
+        memset(table, 0, sizeof(table))
+        for i in range(0, n - 1, 2):
+            r = (1.0 if lo <= key[i] <= hi else 0.0) - v[i]
+            r2 = (1.0 if lo <= key[i + 1] <= hi else 0.0) - v[i + 1]
+            if not unit:
+                r = w[i] * r
+                r2 = w[i + 1] * r2
+            table[2 * _bucket(v[i]) + (r > 0.0)] += r
+            table[2 * BOUND_BUCKETS + 2 * _bucket(v[i + 1]) + (r2 > 0.0)] += r2
+        if n % 2:
+            i = n - 1
             r = (1.0 if lo <= key[i] <= hi else 0.0) - v[i]
             if not unit:
                 r = w[i] * r
-            b = _bucket(v[i])
-            if r > 0.0:
-                pos[b] += r
-            else:
-                neg[b] += r
+            table[2 * _bucket(v[i]) + (r > 0.0)] += r
+        for b in range(BOUND_BUCKETS):
+            neg[b] = table[2 * b] + table[2 * BOUND_BUCKETS + 2 * b]
+            pos[b] = table[2 * b + 1] + table[2 * BOUND_BUCKETS + 2 * b + 1]
         for b in range(BOUND_BUCKETS):
             rb = pos[b] + neg[b]
             absolute += pos[b] - neg[b]
