@@ -28,3 +28,16 @@ def cutoff_bounds(
     hi: int,
     w: NDArray[np.float64],
 ) -> tuple[float, float, float]: ...
+def top_k_mass_bound(
+    P: NDArray[np.float64],
+    rank: NDArray[np.intp],
+    w: NDArray[np.float64],
+    out: NDArray[np.float64],
+) -> None: ...
+def gather_top(
+    P: NDArray[np.float64],
+    lo: int,
+    m: int,
+    out: NDArray[np.float64],
+    widths: NDArray[np.intp],
+) -> int: ...

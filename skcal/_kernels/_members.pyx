@@ -7,6 +7,7 @@
 # Every kernel checks its argument shapes at entry (O(1)).
 
 from libc.stdint cimport uint64_t
+from libc.math cimport fabs
 from libc.string cimport memset
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
@@ -343,3 +344,153 @@ def cutoff_bounds(
                 tn = neg[b]
                 started = True
     return smax - smin, (best_p if best_p > -best_n else -best_n), absolute
+
+
+# Levels of a probability for the top-K bounds: level l in [0, TOP_LEVELS - 1)
+# holds p in [2^-l, 2^-l+1) (level 0: p >= 1), the last level every p below
+# 2^-(TOP_LEVELS - 2), zeros included. Levels are non-decreasing as p falls.
+cdef enum:
+    TOP_LEVELS = 66
+
+
+cdef inline Py_ssize_t _level(double p) noexcept nogil:
+    cdef _Bits bits
+    cdef long long e
+    if not (p > 0.0):
+        return TOP_LEVELS - 1
+    bits.d = p
+    e = 1023 - <long long> ((bits.u >> 52) & 0x7FF)
+    if e < 0:
+        return 0
+    if e > TOP_LEVELS - 1:
+        return TOP_LEVELS - 1
+    return <Py_ssize_t> e
+
+
+def top_k_mass_bound(
+    const double[:, ::1] P,             # IN  (n, C) probabilities (non-negative)
+    const Py_ssize_t[::1] rank,         # IN  (n,) rank(p, y), from 1
+    const double[::1] w,                # IN  (n,) weights, or empty for unit weights
+    double[::1] out,                    # OUT (C + 1,) out[K] for K = 1..C
+):
+    """Upper bounds of ``sum_i w_i |e_iK - v_iK|`` for every ``K``, without a sort.
+
+    ``v_iK`` is the sum of the ``K`` largest entries of row ``i`` (as the
+    running sum of the sorted row computes it) and ``e_iK = 1{rank_i <= K}``;
+    the sum bounds the cutoff error of TopK(K) times the total weight. Per
+    row, with ``t`` its sum and ``c_l``, ``b_l`` the count and the sum of its
+    entries at levels ``<= l`` and ``> l`` (``_level``): for ``K >= c_l`` the
+    top ``K`` hold every entry at levels ``<= l``, so the rest sums to at
+    most ``b_l``. Hence ``|e - v| <= t`` if ``rank > K`` and
+    ``<= |1 - t| + min_{l: c_l <= K} b_l`` otherwise, each plus
+    ``4 (C + 70) u (t + 1)`` (``u = 2^-53``) for the rounding of ``t``,
+    ``b_l`` and the running sum. The per-row step functions of ``K`` are
+    added through a difference array (its rounding is the caller's margin).
+    """
+    cdef Py_ssize_t n = P.shape[0], C = P.shape[1]
+    cdef Py_ssize_t i, j, lv, K, start, stop
+    cdef bint unit = w.shape[0] == 0
+    cdef Py_ssize_t count[TOP_LEVELS]
+    cdef double mass[TOP_LEVELS]
+    cdef double below[TOP_LEVELS]
+    cdef double t, wi, delta, value, previous
+    cdef double* diff = NULL
+    _need(rank.shape[0] == n and out.shape[0] == C + 1 and (unit or w.shape[0] == n),
+          "P, rank and w (unless empty) must have n rows and out C + 1 entries")
+    for i in range(n):
+        _need(1 <= rank[i] <= C, "rank must be in [1, n_classes]")
+    diff = <double*> PyMem_Malloc((C + 2) * sizeof(double))
+    if diff == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            memset(diff, 0, (C + 2) * sizeof(double))
+            for i in range(n):
+                memset(count, 0, sizeof(count))
+                memset(mass, 0, sizeof(mass))
+                for j in range(C):
+                    lv = _level(P[i, j])
+                    count[lv] += 1
+                    mass[lv] += P[i, j]
+                # below[lv] = b_l, summed from the smallest entries up; t = the row sum
+                below[TOP_LEVELS - 1] = 0.0
+                for lv in range(TOP_LEVELS - 2, -1, -1):
+                    below[lv] = below[lv + 1] + mass[lv + 1]
+                t = below[0] + mass[0]
+                wi = 1.0 if unit else w[i]
+                delta = 4.0 * (C + 70) * 1.1102230246251565e-16 * (t + 1.0)
+                # K in [1, rank): |e - v| = v <= t
+                diff[1] += wi * (t + delta)
+                diff[rank[i]] -= wi * (t + delta)
+                # K in [rank, C]: |1 - t| + b(K), b(K) = b_l for K in [c_l, c_{l+1})
+                # (b non-increasing, c non-decreasing in l), t for K < c_0
+                start = rank[i]
+                previous = t
+                stop = 0
+                for lv in range(TOP_LEVELS):
+                    stop += count[lv]            # c_l
+                    if stop > start:
+                        value = wi * (fabs(1.0 - t) + previous + delta)
+                        diff[start] += value
+                        diff[stop] -= value
+                        start = stop
+                    previous = below[lv]
+                if start <= C:
+                    value = wi * (fabs(1.0 - t) + previous + delta)
+                    diff[start] += value
+                    diff[C + 1] -= value
+            value = 0.0
+            out[0] = 0.0
+            for K in range(1, C + 1):
+                value += diff[K]
+                out[K] = value
+    finally:
+        PyMem_Free(diff)
+
+
+def gather_top(
+    const double[:, ::1] P,             # IN  (n, C) probabilities (non-negative)
+    Py_ssize_t lo,                      # IN  first row
+    Py_ssize_t m,                       # IN  1 <= m <= C
+    double[:, ::1] out,                 # OUT (rows, C) candidates of rows lo, lo + 1, ...
+    Py_ssize_t[::1] widths,             # OUT (rows,) work: each row's count
+):
+    """Copy, for each row, a set of entries holding its ``m`` largest; return the width.
+
+    Row ``lo + r`` goes to ``out[r]``: its entries at levels ``<= l``
+    (``_level``), ``l`` the first level with at least ``m`` of them (a
+    multiset containing the ``m`` largest values), then -1.0 up to the
+    returned width (the largest count), below every entry. Sorting
+    ``out[:, :width]`` and reading each row backwards gives the ``m``
+    largest values in decreasing order, as a sort of the whole row does.
+    """
+    cdef Py_ssize_t n = P.shape[0], C = P.shape[1], rows = out.shape[0]
+    cdef Py_ssize_t i, r, j, lv, last, g, width = 0
+    cdef Py_ssize_t count[TOP_LEVELS]
+    _need(out.shape[1] == C and widths.shape[0] == rows and 0 <= lo and lo + rows <= n
+          and 1 <= m <= C, "out must have C columns and rows within P, 1 <= m <= C")
+    with nogil:
+        for r in range(rows):
+            i = lo + r
+            memset(count, 0, sizeof(count))
+            for j in range(C):
+                count[_level(P[i, j])] += 1
+            g = 0
+            last = TOP_LEVELS - 1
+            for lv in range(TOP_LEVELS):
+                g += count[lv]
+                if g >= m:
+                    last = lv
+                    break
+            g = 0
+            for j in range(C):
+                if _level(P[i, j]) <= last:
+                    out[r, g] = P[i, j]
+                    g += 1
+            widths[r] = g
+            if g > width:
+                width = g
+        for r in range(rows):
+            for j in range(widths[r], width):
+                out[r, j] = -1.0
+    return width

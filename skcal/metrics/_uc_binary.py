@@ -28,8 +28,10 @@ from .._kernels._members import (
     cutoff_bounds,
     cutoff_two_sorted,
     cutoff_unit,
+    gather_top,
     rank_of_label,
     split_by_event,
+    top_k_mass_bound,
 )
 from ..utilities import ClassWise, TopClass, TopK
 from ._cutoff import cutoff_core
@@ -96,14 +98,47 @@ def _sorted_columns_and_rank(P, y, n_top):
     temporary has the size of ``P``, and the rank of the observed class
     (``1 + #{j: p_j > p_y} + #{j < y: p_j = p_y}``) in one read of ``P``.
     """
+    return _sorted_columns(P, n_top), _rank(P, y)
+
+
+def _sorted_columns(P, n_top):
+    """``S`` of ``_sorted_columns_and_rank``: whole rows sorted, chunk by chunk."""
     n = P.shape[0]
     S = np.empty((n_top, n))
-    rank = np.empty(n, dtype=np.intp)
-    rank_of_label(np.ascontiguousarray(P), np.ascontiguousarray(y, dtype=np.intp), rank)
     for lo in range(0, n, _ROW_CHUNK):
         ordered = np.sort(P[lo : lo + _ROW_CHUNK], axis=1)
         S[:, lo : lo + _ROW_CHUNK] = ordered[:, ::-1][:, :n_top].T
-    return S, rank
+    return S
+
+
+def _rank(P, y):
+    """rank(p, y) of every row, in one read of ``P``."""
+    rank = np.empty(P.shape[0], dtype=np.intp)
+    rank_of_label(np.ascontiguousarray(P), np.ascontiguousarray(y, dtype=np.intp), rank)
+    return rank
+
+
+def _top_columns(P, m):
+    """``S`` of ``_sorted_columns_and_rank(P, y, m)``, the same values, sorting fewer.
+
+    Each chunk of rows keeps the entries of the levels (binades) that hold
+    its ``m`` largest (``gather_top``) and sorts only those: at 5e4 x 1000
+    (Dirichlet rows) about 0.23 s for m = 72 against 0.72 s for whole rows.
+    """
+    n, C = P.shape
+    if 2 * m > C:  # most of each row: sort it whole
+        return _sorted_columns(P, m)
+    P = np.ascontiguousarray(P)
+    S = np.empty((m, n))
+    buffer = np.empty((min(_ROW_CHUNK, n), C))
+    widths = np.empty(buffer.shape[0], dtype=np.intp)
+    for lo in range(0, n, _ROW_CHUNK):
+        rows = min(_ROW_CHUNK, n - lo)
+        width = gather_top(P, lo, m, buffer[:rows], widths[:rows])
+        block = buffer[:rows, :width]
+        block.sort(axis=1)
+        S[:, lo : lo + rows] = block[:, ::-1][:, :m].T
+    return S
 
 
 def _columns(P, columns):
@@ -199,19 +234,18 @@ def binary_member_errors(utilities, data, w, floor=None):
     S = rank = None
     if top_k:
         n_top = max(k for _, k in top_k)
-        S, rank = _sorted_columns_and_rank(P, y, n_top)
         wanted = {}
         for i, k in top_k:
             wanted.setdefault(k, []).append(i)
-        for k, v in _top_sums(S, n_top):
-            if k in wanted:
-                if prune:
-                    for i in wanted[k]:
-                        bound(i, v, rank, 1, k, "top", k)
-                else:
+        if not prune:
+            S, rank = _sorted_columns_and_rank(P, y, n_top)
+            for k, v in _top_sums(S, n_top):
+                if k in wanted:
                     result = cutoff(v, rank <= k)
                     for i in wanted[k]:
                         put(i, result)
+        else:
+            S, rank = _top_k_bounds(P, y, wanted, n_top, weights, total, bound, lambda: level)
     if not prune:
         return value, lower, upper, sign
 
@@ -244,6 +278,47 @@ def binary_member_errors(utilities, data, w, floor=None):
             put(i, result)
             level = max(level, result[0])
     return value, lower, upper, sign
+
+
+def _top_k_bounds(P, y, wanted, n_top, weights, total, bound, level_of):
+    """Bounds of the top-K members ``wanted`` (k -> member indices) not ruled out at once.
+
+    The members with ``k <= 16`` get their bounds from the 16 largest
+    entries of each row (``_top_columns``), which raises the level; then
+    ``top_k_mass_bound`` bounds every ``k`` from one read of ``P`` without a
+    sort, and the members whose bound stays below the level (with a margin
+    for its rounding) are ruled out; the rest get their bounds from the
+    ``m`` largest entries of each row, ``m`` the largest such ``k``.
+    Returns the sorted columns (for the survivors' exact values) and the
+    ranks.
+    """
+    n, C = P.shape
+    rank = _rank(P, y)
+    first = min(n_top, 16)
+    S = _top_columns(P, first)
+    for k, v in _top_sums(S, first):
+        for i in wanted.get(k, ()):
+            bound(i, v, rank, 1, k, "top", k)
+    rest = sorted(k for k in wanted if k > first)
+    if not rest:
+        return S, rank
+    mass = np.empty(C + 1)
+    top_k_mass_bound(P, rank, weights, mass)
+    # the difference array's rounding: at most 136 n terms of at most 4 w_i each
+    margin = (136.0 * n + C) * 544.0 * 2.0**-53 * total
+    kept = [
+        k for k in rest
+        if (mass[k] * (1.0 + 1e-9) + _slack(mass[k], n) + margin) / total >= level_of()
+    ]
+    if not kept:
+        return S, rank
+    S = _top_columns(P, kept[-1])
+    kept = set(kept)
+    for k, v in _top_sums(S, S.shape[0]):
+        if k in kept:
+            for i in wanted[k]:
+                bound(i, v, rank, 1, k, "top", k)
+    return S, rank
 
 
 def _top_sums(S, n_top):

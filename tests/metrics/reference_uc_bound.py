@@ -50,3 +50,32 @@ def cutoff_bounds_slow(v, event, w):
             else:
                 upper = max(upper, pos[a] + inner + pos[b], -(neg[a] + inner + neg[b]))
     return lower, upper, float(np.abs(r).sum())
+
+
+def level(p):
+    """0 for p >= 1, l for p in [2^-l, 2^-l+1), 65 below 2^-64 (zeros too)."""
+    if not p > 0.0:
+        return 65
+    _, e = math.frexp(float(p))  # p in [2^(e-1), 2^e)
+    return min(max(1 - e, 0), 65)
+
+
+def top_k_mass_bound_slow(P, rank, w):
+    """``out[K]``, K = 1..C: the bound of ``sum_i w_i |e_iK - v_iK|`` (docstring of the kernel)."""
+    n, C = P.shape
+    out = np.zeros(C + 1)
+    for i in range(n):
+        row = P[i]
+        t = float(np.sum(row))
+        levels = np.array([level(p) for p in row])
+        delta = 4.0 * (C + 70) * 2.0**-53 * (t + 1.0)
+        for K in range(1, C + 1):
+            if K < rank[i]:
+                bound = t
+            else:
+                # the entries below level l, for the levels whose entries the top K hold
+                rest = [t] + [row[levels > lv].sum() for lv in range(66)
+                              if np.sum(levels <= lv) <= K]
+                bound = abs(1.0 - t) + min(rest)
+            out[K] += w[i] * (bound + delta)
+    return out

@@ -22,13 +22,14 @@ from skcal import (
     UtilityFamily,
     utility_calibration_error,
 )
-from skcal._kernels._members import bucket_of, cutoff_bounds
+from skcal._kernels._members import bucket_of, cutoff_bounds, top_k_mass_bound
 from skcal.metrics._multiclass import worst_intervals
+from skcal.metrics._uc_binary import _sorted_columns, _top_columns
 from skcal.recalibration._patch_ops import audit_family
 from skcal.utilities._engine import Predictions
 
 from reference_cutoff import cutoff_bruteforce
-from reference_uc_bound import bucket, cutoff_bounds_slow
+from reference_uc_bound import bucket, cutoff_bounds_slow, top_k_mass_bound_slow
 from test_multiclass import random_weights
 from test_utilities import random_labels, random_proba
 
@@ -160,3 +161,55 @@ def test_pruned_maximum_equals_the_full_computation():
         assert worst["interval"] == details["interval"] and worst["sign"] == details["sign"]
     # the bounds rule out members (else this tests nothing)
     assert np.mean(evaluated) < 0.8
+
+
+def _rows(rng, n, C):
+    kind = rng.integers(4)
+    if kind == 0:
+        return random_proba(rng, n, C)  # ties, one-hot rows
+    P = rng.dirichlet(np.full(C, float(rng.choice([0.02, 0.3, 1.0]))), size=n)
+    if kind == 2:  # rows summing to 1 within float32's rounding
+        P = P.astype(np.float32).astype(np.float64)
+    if kind == 3:  # zeros and subnormal entries
+        keep = P.argmax(axis=1)
+        P[rng.random(P.shape) < 0.2] = 0.0
+        P[rng.random(P.shape) < 0.05] = 2.0**-1070
+        P[np.arange(n), keep] += 0.5
+        P /= P.sum(axis=1, keepdims=True)
+    return P
+
+
+def test_top_columns_equal_whole_row_sorts():
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n = int(rng.choice([1, 2, 7, 300, 700]))
+        C = int(rng.choice([2, 3, 9, 40, 120]))
+        P = _rows(rng, n, C)
+        m = int(rng.integers(1, C + 1))
+        expected = -np.sort(-P, axis=1)[:, :m].T
+        assert np.array_equal(_top_columns(P, m), expected)
+        assert np.array_equal(_sorted_columns(P, m), expected)
+
+
+def test_top_k_mass_bound_against_twin_and_the_sums():
+    rng = np.random.default_rng(4)
+    for _ in range(150):
+        n = int(rng.choice([1, 2, 5, 20]))
+        C = int(rng.choice([2, 3, 6, 30]))
+        P = _rows(rng, n, C)
+        y = random_labels(rng, P)
+        w = random_weights(rng, n)
+        unit = rng.random() < 0.4
+        if unit:
+            w = np.ones(n)
+        rank = np.array([1 + np.sum(p > p[c]) + np.sum(p[:c] == p[c]) for p, c in zip(P, y)])
+        out = np.empty(C + 1)
+        top_k_mass_bound(P, rank.astype(np.intp), np.empty(0) if unit else w, out)
+        # the kernel adds steps through a difference array: rounding of the total's size
+        np.testing.assert_allclose(out[1:], top_k_mass_bound_slow(P, rank, w)[1:],
+                                   rtol=1e-9, atol=1e-13 * w.sum())
+        # at least sum_i w_i |e_iK - v_iK|, v the running sum of the sorted rows
+        v = np.cumsum(-np.sort(-P, axis=1), axis=1)
+        for K in range(1, C + 1):
+            exact = np.sum(w * np.abs((rank <= K) - v[:, K - 1]))
+            assert exact <= out[K]
