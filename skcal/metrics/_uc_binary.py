@@ -168,16 +168,10 @@ def binary_member_errors(utilities, data, w, floor=None):
 
     With ``floor`` (a value the caller's maximum reaches, ``-inf`` if none)
     only the members that may hold the maximum are computed, exactly as
-    without it; the others get ``value = -inf`` (branch and bound). Every
-    class-wise and top-K member first gets a lower and an upper bound from
-    one pass without a sort (``cutoff_bounds``); the largest lower bound
-    (and any exact value) is a level the maximum reaches, and a member
-    whose upper bound stays below it, by more than the rounding of either
-    side (``_slack``, and a relative 1e-9), cannot be the maximum nor tie
-    with it. The survivors are then computed exactly, the most promising
-    first, raising the level as they go. So the maximum, the first member
-    attaining it, its interval and sign are those of the full computation.
+    without it; the others get ``value = -inf`` (``_BranchAndBound``).
     """
+    if floor is not None:
+        return _BranchAndBound(utilities, data, w, floor).run()
     m = len(utilities)
     value = np.empty(m)
     lower = np.empty(m)
@@ -185,26 +179,6 @@ def binary_member_errors(utilities, data, w, floor=None):
     sign = np.empty(m, dtype=np.int8)
     cutoff = _Cutoff(w)
     P, y, C = data.P, data.y, data.n_classes
-    n = data.n_samples
-    prune = floor is not None
-    if prune:
-        value.fill(-np.inf)
-        lower.fill(np.nan)
-        upper.fill(np.nan)
-        sign.fill(0)
-        weights = np.empty(0) if cutoff.w is None else cutoff.w
-        total = float(n) if cutoff.w is None else float(weights.sum())
-        y_key = np.ascontiguousarray(y, dtype=np.intp)
-        level = float(floor)
-        # per member: (upper bound with its margins, kind, argument)
-        candidates = []
-
-        def bound(i, v, key, lo, hi, kind, arg):
-            nonlocal level
-            low, high, absolute = cutoff_bounds(v, key, lo, hi, weights)
-            slack = _slack(absolute, n)
-            level = max(level, (low * (1.0 - 1e-9) - slack) / total)
-            candidates.append(((high * (1.0 + 1e-9) + slack) / total, i, kind, arg))
 
     def put(i, result):
         value[i], lower[i], upper[i], sign[i] = result
@@ -215,110 +189,184 @@ def binary_member_errors(utilities, data, w, floor=None):
         result = cutoff(np.ascontiguousarray(confidence), predicted == y)
         for i in top_class:
             put(i, result)
-        if prune:
-            level = max(level, result[0])
 
     class_wise = [(i, u._column(C)) for i, u in enumerate(utilities) if type(u) is ClassWise]
-    block = max(1, _BLOCK_ELEMENTS // n)
+    block = max(1, _BLOCK_ELEMENTS // data.n_samples)
     for lo in range(0, len(class_wise), block):
         part = class_wise[lo : lo + block]
         columns = np.array([c for _, c in part], dtype=np.intp)
         V = _columns(P, columns)
         for (i, c), v in zip(part, V):
-            if prune:
-                bound(i, v, y_key, c, c, "class", c)
-            else:
-                put(i, cutoff(v, y == c))
+            put(i, cutoff(v, y == c))
 
     top_k = [(i, u._top(C)) for i, u in enumerate(utilities) if type(u) is TopK]
-    S = rank = None
     if top_k:
         n_top = max(k for _, k in top_k)
+        S, rank = _sorted_columns_and_rank(P, y, n_top)
         wanted = {}
         for i, k in top_k:
             wanted.setdefault(k, []).append(i)
-        if not prune:
-            S, rank = _sorted_columns_and_rank(P, y, n_top)
-            for k, v in _top_sums(S, n_top):
-                if k in wanted:
-                    result = cutoff(v, rank <= k)
-                    for i in wanted[k]:
-                        put(i, result)
-        else:
-            S, rank = _top_k_bounds(P, y, wanted, n_top, weights, total, bound, lambda: level)
-    if not prune:
-        return value, lower, upper, sign
-
-    survivors = [c for c in candidates if c[0] >= level]
-    classes = sorted((c for c in survivors if c[2] == "class"), key=lambda c: -c[0])
-    tops = sorted((c for c in survivors if c[2] == "top"), key=lambda c: c[3])
-
-    def exact_classes():
-        for high, i, _, c in classes:
-            if high >= level:
-                yield i, cutoff(np.ascontiguousarray(P[:, c]), y == c)
-
-    def exact_tops():
-        if not tops:
-            return
-        sums = _top_sums(S, tops[-1][3])
-        k, v = next(sums)
-        for high, i, _, k_member in tops:
-            while k < k_member:
-                k, v = next(sums)
-            if high >= level:
-                yield i, cutoff(v, rank <= k)
-
-    # the part whose best member looks largest first: its exact value may rule out the rest
-    parts = [exact_classes, exact_tops]
-    if tops and (not classes or max(c[0] for c in tops) >= classes[0][0]):
-        parts.reverse()
-    for exact in parts:
-        for i, result in exact():
-            put(i, result)
-            level = max(level, result[0])
+        for k, v in _top_sums(S, n_top):
+            if k in wanted:
+                result = cutoff(v, rank <= k)
+                for i in wanted[k]:
+                    put(i, result)
     return value, lower, upper, sign
 
 
-def _top_k_bounds(P, y, wanted, n_top, weights, total, bound, level_of):
-    """Bounds of the top-K members ``wanted`` (k -> member indices) not ruled out at once.
+# Top-K members bounded from the first few entries of each row before the others.
+_FIRST_TOP = 16
 
-    The members with ``k <= 16`` get their bounds from the 16 largest
-    entries of each row (``_top_columns``), which raises the level; then
-    ``top_k_mass_bound`` bounds every ``k`` from one read of ``P`` without a
-    sort, and the members whose bound stays below the level (with a margin
-    for its rounding) are ruled out; the rest get their bounds from the
-    ``m`` largest entries of each row, ``m`` the largest such ``k``.
-    Returns the sorted columns (for the survivors' exact values) and the
-    ranks.
+
+class _BranchAndBound:
+    """The largest UC of 0/1 members, computing exactly only those that may hold it.
+
+    ``level`` is a value the maximum is known to reach: the caller's floor,
+    exact values, and lower bounds. A member is ruled out when an upper
+    bound of its error stays below the level by more than the rounding of
+    either side (``_slack``, a relative 1e-9, and each bound's own margin):
+    it can then neither be the maximum nor tie with it, so the maximum, the
+    first member attaining it, its interval and sign are those of the full
+    computation. In order:
+
+    * top-class members exactly (one cutoff error of the confidence);
+    * top-K members with ``k <= 16``: lower and upper bounds
+      (``cutoff_bounds``, one pass into value buckets, no sort) from the 16
+      largest entries of each row (``_top_columns``);
+    * class-wise members: ``sum_i w_i |1{y_i = c} - p_ic|`` for every ``c``
+      at once (one product of the weights and ``P``) rules out most; the
+      others get ``cutoff_bounds`` of their column;
+    * the other top-K members: ``top_k_mass_bound`` (one read of ``P``, no
+      sort) rules out most; the others get ``cutoff_bounds`` from the ``m``
+      largest entries of each row, ``m`` the largest such ``k``;
+    * the members left are computed exactly, the part (class-wise or top-K)
+      with the largest upper bound first, raising the level as they go.
     """
-    n, C = P.shape
-    rank = _rank(P, y)
-    first = min(n_top, 16)
-    S = _top_columns(P, first)
-    for k, v in _top_sums(S, first):
-        for i in wanted.get(k, ()):
-            bound(i, v, rank, 1, k, "top", k)
-    rest = sorted(k for k in wanted if k > first)
-    if not rest:
-        return S, rank
-    mass = np.empty(C + 1)
-    top_k_mass_bound(P, rank, weights, mass)
-    # the difference array's rounding: at most 136 n terms of at most 4 w_i each
-    margin = (136.0 * n + C) * 544.0 * 2.0**-53 * total
-    kept = [
-        k for k in rest
-        if (mass[k] * (1.0 + 1e-9) + _slack(mass[k], n) + margin) / total >= level_of()
-    ]
-    if not kept:
-        return S, rank
-    S = _top_columns(P, kept[-1])
-    kept = set(kept)
-    for k, v in _top_sums(S, S.shape[0]):
-        if k in kept:
-            for i in wanted[k]:
-                bound(i, v, rank, 1, k, "top", k)
-    return S, rank
+
+    def __init__(self, utilities, data, w, floor):
+        m = len(utilities)
+        self.value = np.full(m, -np.inf)
+        self.lower = np.full(m, np.nan)
+        self.upper = np.full(m, np.nan)
+        self.sign = np.zeros(m, dtype=np.int8)
+        self.utilities, self.data = utilities, data
+        self.cutoff = _Cutoff(w)
+        self.n = data.n_samples
+        self.weights = np.empty(0) if self.cutoff.w is None else self.cutoff.w
+        self.total = float(self.n) if self.cutoff.w is None else float(self.weights.sum())
+        self.level = float(floor)
+        self.candidates = []  # (upper bound with its margins, member, kind, argument)
+
+    def put(self, i, result):
+        self.value[i], self.lower[i], self.upper[i], self.sign[i] = result
+
+    def below_level(self, bound):
+        """True if a sum bounding a member's error times the total weight rules it out."""
+        return (bound * (1.0 + 1e-9) + _slack(bound, self.n)) / self.total < self.level
+
+    def bound(self, i, v, key, lo, hi, kind, arg):
+        low, high, absolute = cutoff_bounds(v, key, lo, hi, self.weights)
+        slack = _slack(absolute, self.n)
+        self.level = max(self.level, (low * (1.0 - 1e-9) - slack) / self.total)
+        self.candidates.append(((high * (1.0 + 1e-9) + slack) / self.total, i, kind, arg))
+
+    def run(self):
+        data, utilities = self.data, self.utilities
+        P, y, C = data.P, data.y, data.n_classes
+        top_class = [i for i, u in enumerate(utilities) if type(u) is TopClass]
+        if top_class:
+            confidence, predicted = data.top
+            result = self.cutoff(np.ascontiguousarray(confidence), predicted == y)
+            for i in top_class:
+                self.put(i, result)
+            self.level = max(self.level, result[0])
+
+        wanted = {}
+        for i, u in enumerate(utilities):
+            if type(u) is TopK:
+                wanted.setdefault(u._top(C), []).append(i)
+        self.S = self.rank = None
+        if wanted:
+            self.rank = _rank(P, y)
+            first = min(max(wanted), _FIRST_TOP)
+            self.S = _top_columns(P, first)
+            self._bound_tops(wanted, range(1, first + 1))
+
+        class_wise = [(i, u._column(C)) for i, u in enumerate(utilities) if type(u) is ClassWise]
+        if class_wise:
+            self._bound_classes(class_wise)
+
+        rest = sorted(k for k in wanted if k > self.S.shape[0]) if wanted else []
+        if rest:
+            mass = np.empty(C + 1)
+            top_k_mass_bound(P, self.rank, self.weights, mass)
+            # the difference array's rounding: at most 136 n terms of at most 4 w_i each
+            margin = (136.0 * self.n + C) * 544.0 * 2.0**-53 * self.total
+            kept = [k for k in rest if not self.below_level(mass[k] + margin)]
+            if kept:
+                self.S = _top_columns(P, kept[-1])
+                self._bound_tops(wanted, kept)
+        self._exact()
+        return self.value, self.lower, self.upper, self.sign
+
+    def _bound_tops(self, wanted, ks):
+        ks = set(ks)
+        for k, v in _top_sums(self.S, max(ks)):
+            if k in ks:
+                for i in wanted.get(k, ()):
+                    self.bound(i, v, self.rank, 1, k, "top", k)
+
+    def _bound_classes(self, class_wise):
+        P, y = self.data.P, self.data.y
+        C = self.data.n_classes
+        w = np.ones(self.n) if self.cutoff.w is None else self.cutoff.w
+        # sum_i w_i |e_i - p_ic| = sum_{y_i != c} w_i p_ic + sum_{y_i = c} w_i |1 - p_ic|
+        p_y = P[np.arange(self.n), y]
+        column = w @ P
+        mass = (column - np.bincount(y, w * p_y, minlength=C)
+                + np.bincount(y, w * np.abs(1.0 - p_y), minlength=C))
+        # column and the subtraction round by at most n u times the column's sum
+        kept = [(i, c) for i, c in class_wise
+                if not self.below_level(mass[c] + 2.0 * _slack(column[c], self.n))]
+        y_key = np.ascontiguousarray(y, dtype=np.intp)
+        block = max(1, _BLOCK_ELEMENTS // self.n)
+        for lo in range(0, len(kept), block):
+            part = kept[lo : lo + block]
+            V = _columns(P, np.array([c for _, c in part], dtype=np.intp))
+            for (i, c), v in zip(part, V):
+                self.bound(i, v, y_key, c, c, "class", c)
+
+    def _exact(self):
+        P, y = self.data.P, self.data.y
+        cutoff = self.cutoff
+        survivors = [c for c in self.candidates if c[0] >= self.level]
+        classes = sorted((c for c in survivors if c[2] == "class"), key=lambda c: -c[0])
+        tops = sorted((c for c in survivors if c[2] == "top"), key=lambda c: c[3])
+
+        def exact_classes():
+            for high, i, _, c in classes:
+                if high >= self.level:
+                    yield i, cutoff(np.ascontiguousarray(P[:, c]), y == c)
+
+        def exact_tops():
+            if not tops:
+                return
+            sums = _top_sums(self.S, tops[-1][3])
+            k, v = next(sums)
+            for high, i, _, k_member in tops:
+                while k < k_member:
+                    k, v = next(sums)
+                if high >= self.level:
+                    yield i, cutoff(v, self.rank <= k)
+
+        # the part whose best member looks largest first: it may rule out the rest
+        parts = [exact_classes, exact_tops]
+        if tops and (not classes or max(c[0] for c in tops) >= classes[0][0]):
+            parts.reverse()
+        for exact in parts:
+            for i, result in exact():
+                self.put(i, result)
+                self.level = max(self.level, result[0])
 
 
 def _top_sums(S, n_top):
