@@ -153,11 +153,14 @@ def _columns(P, columns):
 
 
 def _slack(absolute, n):
-    """How far rounding may move a bound or an exact value: ``16 (n + 1100) u`` times
-    ``sum |r_i|``, with ``u = 2^-53`` (two orders of recursive summation of
-    ``n`` rows and 1024 buckets, each off by at most ``(n + 1024) u sum |r|``),
-    a generous margin that costs at most an extra exact evaluation."""
-    return absolute * ((n + 1100) * 2.0**-49)
+    """How far rounding may move a bound or an exact value, times the total weight.
+
+    ``16 (n + 4200) u`` times ``sum |r_i|`` (``u = 2^-53``): either side sums
+    ``n`` rows and at most 4096 buckets in its own order, off by at most
+    ``(n + 4096) u sum |r|`` each; a generous margin, which costs at most an
+    extra exact evaluation.
+    """
+    return absolute * ((n + 4200) * 2.0**-49)
 
 
 def binary_member_errors(utilities, data, w, floor=None):

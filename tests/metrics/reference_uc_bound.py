@@ -1,6 +1,6 @@
 """Slow, obviously-correct twins of the cutoff bounds (skcal/_kernels/_members.pyx).
 
-``cutoff_bounds`` puts rows into 1024 buckets by a non-decreasing map of
+``cutoff_bounds`` puts rows into 4096 buckets by a non-decreasing map of
 their value and bounds the cutoff error from below and above; these twins
 follow its docstring literally: the map from ``math.frexp``, the bounds by
 trying every pair of occupied buckets.
@@ -10,16 +10,16 @@ import math
 
 import numpy as np
 
-BUCKETS = 1024
-HALF = 512
+BUCKETS = 4096
+HALF = 2048
 
 
 def half_bucket(x):
-    """Index in [0, 512) of x in [0, 0.5]: 16 per binade of x, 2^-33 and below at 0."""
+    """Index in [0, 2048) of x in [0, 0.5]: 64 per binade of x, 2^-33 and below at 0."""
     if not x > 0.0:
         return 0
     m, e = math.frexp(x)  # x = m 2^e, m in [0.5, 1)
-    index = 16 * e + int((2.0 * m - 1.0) * 16.0) + HALF
+    index = 64 * e + int((2.0 * m - 1.0) * 64.0) + HALF
     return min(max(index, 0), HALF - 1)
 
 
