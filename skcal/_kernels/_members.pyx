@@ -225,26 +225,23 @@ cdef enum:
 
 
 cdef inline Py_ssize_t _half_bucket(double x) noexcept nogil:
-    # a non-decreasing index in [0, BOUND_HALF) of x in [0, 0.5]; x <= 0 -> 0
+    # a non-decreasing index in [0, BOUND_HALF) of x in [0, 0.5]; x <= 0 -> 0;
+    # selects rather than branches (random values would mispredict them)
     cdef _Bits bits
     cdef long long b
-    if not (x > 0.0):
-        return 0
-    bits.d = x
+    bits.d = x if x > 0.0 else 0.0
     b = <long long> (bits.u >> (52 - BOUND_MANTISSA))
     b -= (<long long> 1022 << BOUND_MANTISSA) - BOUND_HALF
-    if b < 0:
-        return 0
-    if b >= BOUND_HALF:
-        return BOUND_HALF - 1
+    b = b if b > 0 else 0
+    b = b if b < BOUND_HALF - 1 else BOUND_HALF - 1
     return <Py_ssize_t> b
 
 
 cdef inline Py_ssize_t _bucket(double v) noexcept nogil:
     # non-decreasing in v on all doubles (not NaN): equal values share a bucket
-    if v < 0.5:
-        return _half_bucket(v)
-    return BOUND_BUCKETS - 1 - _half_bucket(1.0 - v)
+    cdef bint low = v < 0.5
+    cdef Py_ssize_t h = _half_bucket(v if low else 1.0 - v)
+    return h if low else BOUND_BUCKETS - 1 - h
 
 
 def bucket_of(const double[::1] v, Py_ssize_t[::1] out):  # IN v, OUT out
@@ -312,8 +309,8 @@ def cutoff_bounds(
         with nogil:
             memset(table, 0, 4 * BOUND_BUCKETS * sizeof(double))
             for i in range(0, n - 1, 2):
-                r = (1.0 if lo <= key[i] <= hi else 0.0) - v[i]
-                r2 = (1.0 if lo <= key[i + 1] <= hi else 0.0) - v[i + 1]
+                r = <double> ((key[i] >= lo) & (key[i] <= hi)) - v[i]
+                r2 = <double> ((key[i + 1] >= lo) & (key[i + 1] <= hi)) - v[i + 1]
                 if not unit:
                     r = w[i] * r
                     r2 = w[i + 1] * r2
@@ -321,7 +318,7 @@ def cutoff_bounds(
                 table[2 * BOUND_BUCKETS + 2 * _bucket(v[i + 1]) + (r2 > 0.0)] += r2
             if n % 2:
                 i = n - 1
-                r = (1.0 if lo <= key[i] <= hi else 0.0) - v[i]
+                r = <double> ((key[i] >= lo) & (key[i] <= hi)) - v[i]
                 if not unit:
                     r = w[i] * r
                 table[2 * _bucket(v[i]) + (r > 0.0)] += r
