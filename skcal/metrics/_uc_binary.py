@@ -275,7 +275,7 @@ class _BranchAndBound:
 
     def run(self):
         data, utilities = self.data, self.utilities
-        P, y, C = data.P, data.y, data.n_classes
+        P, y, C = np.ascontiguousarray(data.P, dtype=np.float64), data.y, data.n_classes
         top_class = [i for i, u in enumerate(utilities) if type(u) is TopClass]
         if top_class:
             confidence, predicted = data.top
