@@ -69,13 +69,15 @@ def top_k_mass_bound_slow(P, rank, w):
         t = float(np.sum(row))
         levels = np.array([level(p) for p in row])
         delta = 4.0 * (C + 70) * 2.0**-53 * (t + 1.0)
+        # per level l: how many entries lie at levels <= l, and the sum of the others
+        counts = [int(np.sum(levels <= lv)) for lv in range(66)]
+        below = [float(row[levels > lv].sum()) for lv in range(66)]
         for K in range(1, C + 1):
             if K < rank[i]:
                 bound = t
             else:
-                # the entries below level l, for the levels whose entries the top K hold
-                rest = [t] + [row[levels > lv].sum() for lv in range(66)
-                              if np.sum(levels <= lv) <= K]
+                # the rest of the row, for the levels whose entries the top K hold
+                rest = [t] + [b for c, b in zip(counts, below) if c <= K]
                 bound = abs(1.0 - t) + min(rest)
             out[K] += w[i] * (bound + delta)
     return out
