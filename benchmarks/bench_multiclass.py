@@ -5,8 +5,12 @@ sharper (over-confident) version of them. Printed, in one run:
 
 * the comb family (class-wise + top-K, ``2 C`` members) and its two parts,
   on the cutoff path of their 0/1 members (``skcal.metrics._uc_binary``),
-  at ``--n`` rows; with ``--general`` also the general path every utility
-  can take (``_general_intervals``) and the largest difference (rounding);
+  at ``--n`` rows, every member's error (``worst_intervals``); with
+  ``--general`` also the general path every utility can take
+  (``_general_intervals``) and the largest difference (rounding);
+* ``utility_calibration_error(y, P, "comb")``, the family's largest error,
+  whose members are computed exactly only where their bounds allow the
+  maximum (branch and bound), with the number of members computed exactly;
 * the top-class utility and the top-label cutoff error (the same number,
   which is checked) against ``np.argmax`` plus the binary cutoff error of
   ``(confidence, correct)``: what the input boundary adds to the measure,
@@ -132,6 +136,18 @@ def family_rows(y, P, repeat, general):
             )
             row.update(general_cpu=g_cpu, diff=float(np.abs(new[0] - old[0]).max()))
         rows[name] = row
+    labels = np.arange(C)
+    cpu, wall, value = measure(
+        lambda: utility_calibration_error(y, P, "comb", labels=labels), repeat
+    )
+    utilities = members(resolve_utility("comb"), C)
+    try:
+        pruned = worst_intervals(utilities, Predictions(P, y), w, maximum_only=True)[0]
+        exact = int(np.isfinite(pruned).sum())
+    except TypeError:  # a build without branch and bound computes every member
+        exact = len(utilities)
+    rows["comb UC"] = {"m": len(utilities), "cpu": cpu, "wall": wall, "exact": exact,
+                       "value": value}
     return rows
 
 
@@ -200,13 +216,19 @@ def report(after, before, args):
     b = before or {}
     print(f"n = {args.n}; medians of {args.repeat} runs (5 for the top-class rows at n); "
           "CPU seconds of this process" + ("; before -> after (speed-up)" if before else ""))
-    print("\nfamilies on the cutoff path [CPU s]" + (" (general path in brackets)"
-                                                    if args.general else ""))
+    print("\nfamilies on the cutoff path, every member's error; comb UC: "
+          "utility_calibration_error(y, P, 'comb'), the largest [CPU s]"
+          + (" (general path in brackets)" if args.general else ""))
     for C, rows in after["families"].items():
         for name, row in rows.items():
             old = (b.get("families", {}).get(C, {}) or {}).get(name)
             line = f"{C:>5} {name:<11} {row['m']:>5} members  {fmt(row, old, 'cpu')}"
-            if args.general:
+            if "exact" in row:
+                line += f"  exact: {old['exact'] if old else ''}{' -> ' if old else ''}"
+                line += f"{row['exact']} members"
+                if old:
+                    line += f", same value: {old['value'] == row['value']}"
+            if args.general and "general_cpu" in row:
                 line += f"  [{row['general_cpu']:.3f}, max |diff| {row['diff']:.1e}]"
             print(line)
     print("\ntop-class UC and the top-label cutoff error against np.argmax + the binary "

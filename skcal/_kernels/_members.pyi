@@ -20,3 +20,24 @@ def rank_of_label(
     y: NDArray[np.intp],
     out: NDArray[np.intp],
 ) -> None: ...
+def bucket_of(v: NDArray[np.float64], out: NDArray[np.intp]) -> None: ...
+def cutoff_bounds(
+    v: NDArray[np.float64],
+    key: NDArray[np.intp],
+    lo: int,
+    hi: int,
+    w: NDArray[np.float64],
+) -> tuple[float, float, float]: ...
+def top_k_mass_bound(
+    P: NDArray[np.float64],
+    rank: NDArray[np.intp],
+    w: NDArray[np.float64],
+    out: NDArray[np.float64],
+) -> None: ...
+def gather_top(
+    P: NDArray[np.float64],
+    lo: int,
+    m: int,
+    out: NDArray[np.float64],
+    widths: NDArray[np.intp],
+) -> int: ...

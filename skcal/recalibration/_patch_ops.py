@@ -352,7 +352,11 @@ def audit_family(utilities, P, y, w, return_details=True):
     The same computation as :func:`skcal.utility_calibration_error` with
     ``labels=arange(C)`` after its input checks, without repeating them:
     the patching fit audits its own rows (checked once at its entry) on
-    every iteration. Returns ``UC`` or ``(UC, details)``.
+    every iteration. Returns ``UC`` or ``(UC, details)``; the details are
+    those the patching reads (``utility``, ``interval``, ``sign``), not the
+    error of every member: only the members that may be the worst are
+    computed (``worst_intervals(maximum_only=True)``), which gives the same
+    worst member, interval and sign.
     """
     from ..metrics._multiclass import is_top_class, top_class, worst_intervals
 
@@ -360,7 +364,7 @@ def audit_family(utilities, P, y, w, return_details=True):
     if len(utilities) == 1 and is_top_class(utilities[0]):
         value, lower, upper, sign = top_class(data, w)
     else:
-        value, lower, upper, sign = worst_intervals(utilities, data, w)
+        value, lower, upper, sign = worst_intervals(utilities, data, w, maximum_only=True)
     worst = int(np.argmax(value))
     result = float(value[worst])
     if not return_details:
@@ -369,6 +373,5 @@ def audit_family(utilities, P, y, w, return_details=True):
         utility=utilities[worst],
         interval=(float(lower[worst]), float(upper[worst])),
         sign=int(sign[worst]),
-        errors=value,
         utilities=utilities,
     )
