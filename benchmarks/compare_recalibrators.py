@@ -387,9 +387,9 @@ def methods(quick, variants=False):
     out = {"none": lambda P_cal, y_cal, P_test: P_test}
     auto = skcal_method(lambda labels: AutoRecalibrator(labels, random_state=0))
     out["skcal auto"] = auto
-    # the default before stacking: the one candidate of the best score
-    out["skcal auto (single)"] = skcal_method(
-        lambda labels: AutoRecalibrator(labels, random_state=0, ensemble=False))
+    # (the single best candidate, ensemble=False, was a method here until the
+    # run of the Newton affine fits; its tables are in
+    # results/compare_recalibrators_single.txt)
     out.update({name: skcal_method(cls) for name, cls in SKCAL.items()})
     out.update(peers(quick))
     if variants:

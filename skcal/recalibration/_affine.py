@@ -275,7 +275,10 @@ def _newton(fun, hessian, x0, max_iter=200):
     taken with ``H``'s eigenvalues floored at ``1e-12`` of the largest, a
     descent direction that stays finite along flat directions. It stops
     when the Newton decrement ``-g'd`` (twice the predicted decrease) is
-    below ``1e-12 max(1, |f|)``, or when no step decreases ``f`` any more.
+    below ``1e-12 max(1, |f|)``, when no step decreases ``f`` any more, or
+    when a step decreases it by no more than ``1e-14 max(1, |f|)`` (the
+    rounding of ``f``: in a valley where the infimum is not attained, e.g.
+    ODIR's free diagonal on separable rows, ``f`` then no longer moves).
     """
     from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
@@ -315,10 +318,13 @@ def _newton(fun, hessian, x0, max_iter=200):
             decrement = -float(g @ step)
             if not decrement > 1e-12 * max(1.0, abs(f)):
                 break
-            found = search(x, f, step, decrement, 60)
+            found = search(x, f, step, decrement, 40)
             if found is None:
                 break
+        progress = f - found[1]
         x, f, g = found
+        if progress <= 1e-14 * max(1.0, abs(f)):
+            break  # at the rounding of f (a flat or unbounded valley): done
     return x
 
 
