@@ -270,22 +270,18 @@ def _newton(fun, hessian, x0, max_iter=200):
     Each step solves ``H d = -g`` (a Cholesky factorisation) and backtracks
     until the Armijo condition holds. Where ``H`` is singular or nearly so
     (a direction the data and the penalty leave flat, e.g. ODIR's free
-    diagonal on constant columns) the Cholesky step can be useless: then
-    (Cholesky fails, or 20 halvings do not give a decrease) the step is
-    taken with ``H``'s eigenvalues floored at ``1e-12`` of the largest, a
-    descent direction that stays finite along flat directions. It stops
-    when the Newton decrement ``-g'd`` (twice the predicted decrease) is
-    below ``1e-12 max(1, |f|)``, when no step decreases ``f`` any more, or
-    when a step decreases it by no more than ``1e-14 max(1, |f|)`` (the
-    rounding of ``f``: in a valley where the infimum is not attained, e.g.
-    ODIR's free diagonal on separable rows, ``f`` then no longer moves).
+    diagonal on constant columns) that step can be useless: then (Cholesky
+    fails, or 20 halvings do not give a decrease) the step solves ``(H +
+    mu I) d = -g`` for ridges ``mu`` growing from ``1e-10`` to 1 times
+    ``H``'s largest eigenvalue (Levenberg-Marquardt), the first that
+    decreases ``f`` within 10 halvings. It stops when the Newton decrement
+    ``-g'd`` (twice the predicted decrease) is below ``1e-12 max(1, |f|)``,
+    when no step decreases ``f``, or when a step decreases it by no more
+    than ``1e-14 max(1, |f|)`` (the rounding of ``f``: in a valley where
+    the infimum is not attained, e.g. ODIR's free diagonal on separable
+    rows, ``f`` then no longer moves).
     """
     from scipy.linalg import LinAlgError, cho_factor, cho_solve
-
-    def floored_step(H, g):
-        vals, vecs = np.linalg.eigh(H)
-        floor = 1e-12 * max(float(vals.max()), 1e-300)
-        return -vecs @ ((vecs.T @ g) / np.maximum(vals, floor))
 
     def search(x, f, d, decrement, max_halvings):
         t = 1.0
@@ -295,6 +291,20 @@ def _newton(fun, hessian, x0, max_iter=200):
             if f_new <= f - 1e-4 * t * decrement:
                 return x_new, f_new, g_new
             t *= 0.5
+        return None
+
+    def damped(H, g, x, f):
+        vals, vecs = np.linalg.eigh(H)
+        top = max(float(vals.max()), 1e-300)
+        along = vecs.T @ g
+        for mu in (1e-10, 1e-8, 1e-6, 1e-4, 1e-2, 1.0):
+            d = -vecs @ (along / (np.maximum(vals, 0.0) + mu * top))
+            decrement = -float(g @ d)
+            if not decrement > 0.0:
+                continue
+            found = search(x, f, d, decrement, 10)
+            if found is not None:
+                return found
         return None
 
     x = np.array(x0, dtype=np.float64)
@@ -314,11 +324,7 @@ def _newton(fun, hessian, x0, max_iter=200):
             if decrement > 0.0:
                 found = search(x, f, step, decrement, 20)
         if found is None:
-            step = floored_step(H, g)
-            decrement = -float(g @ step)
-            if not decrement > 1e-12 * max(1.0, abs(f)):
-                break
-            found = search(x, f, step, decrement, 40)
+            found = damped(H, g, x, f)
             if found is None:
                 break
         progress = f - found[1]
