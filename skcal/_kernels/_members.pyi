@@ -41,3 +41,9 @@ def gather_top(
     out: NDArray[np.float64],
     widths: NDArray[np.intp],
 ) -> int: ...
+def sort_rows(
+    P: NDArray[np.float64],
+    lo: int,
+    out: NDArray[np.float64],
+    failed: NDArray[np.uint8],
+) -> int: ...

@@ -244,13 +244,36 @@ cdef inline Py_ssize_t _bucket(double v) noexcept nogil:
     return h if low else BOUND_BUCKETS - 1 - h
 
 
-def bucket_of(const double[::1] v, Py_ssize_t[::1] out):  # IN v, OUT out
+cdef inline Py_ssize_t _linear_bucket(double v, double origin, double scale) noexcept nogil:
+    # (v - origin) * scale truncated and clamped to [0, BOUND_BUCKETS): each
+    # step is a correctly rounded non-decreasing function of v (scale > 0),
+    # so the map is non-decreasing and equal values share a bucket
+    cdef double x = (v - origin) * scale
+    x = x if x > 0.0 else 0.0
+    x = x if x < BOUND_BUCKETS - 1 else BOUND_BUCKETS - 1
+    return <Py_ssize_t> x
+
+
+cdef inline Py_ssize_t _map(double v, double origin, double scale) noexcept nogil:
+    # the linear map when scale > 0, else the binade map
+    if scale > 0.0:
+        return _linear_bucket(v, origin, scale)
+    return _bucket(v)
+
+
+def bucket_of(
+    const double[::1] v,                # IN  (n,) values
+    Py_ssize_t[::1] out,                # OUT (n,) buckets
+    double origin=0.0,                  # IN  the linear map's origin
+    double scale=0.0,                   # IN  its scale; 0: the binade map
+):
     """The bound's bucket of every value, in ``[0, 4096)`` (for the tests)."""
     cdef Py_ssize_t i
     _need(out.shape[0] == v.shape[0], "v and out must have one length")
+    _need(scale >= 0.0, "scale must be >= 0")
     with nogil:
         for i in range(v.shape[0]):
-            out[i] = _bucket(v[i])
+            out[i] = _map(v[i], origin, scale)
 
 
 def cutoff_bounds(
@@ -259,6 +282,8 @@ def cutoff_bounds(
     Py_ssize_t lo,                      # IN
     Py_ssize_t hi,                      # IN
     const double[::1] w,                # IN  (n,) weights, or empty for unit weights
+    double origin=0.0,                  # IN  the linear map's origin
+    double scale=0.0,                   # IN  its scale; 0: the binade map
 ):
     """``(lower, upper, absolute)`` bounds of the cutoff error of ``(event, v)``.
 
@@ -267,7 +292,10 @@ def cutoff_bounds(
     over intervals ``I`` of values, and ``lower <= that <= upper``;
     ``absolute = sum |r_i|`` (the scale of the rounding of either side).
     One pass, no sort: rows go to fixed buckets by a map of ``v`` that is
-    non-decreasing (``_bucket``), accumulating ``P_b`` (the positive ``r``)
+    non-decreasing (``_bucket``: 64 buckets per binade of ``v`` below 0.5
+    and of ``1 - v`` above; or, with ``scale > 0``, ``_linear_bucket``:
+    ``(v - origin) * scale`` truncated, for values packed in a short range,
+    as the top-K sums are), accumulating ``P_b`` (the positive ``r``)
     and ``N_b`` (the negative ones) of each bucket ``b``; ``R_b = P_b + N_b``.
 
     Lower: the rows of buckets ``a..b`` are exactly the rows with ``v`` in
@@ -300,6 +328,7 @@ def cutoff_bounds(
     cdef bint started = False
     _need(key.shape[0] == n and (unit or w.shape[0] == n),
           "v, key and w (unless empty) must have one length")
+    _need(scale >= 0.0, "scale must be >= 0")
     table = <double*> PyMem_Malloc(6 * BOUND_BUCKETS * sizeof(double))
     if table == NULL:
         raise MemoryError()
@@ -314,14 +343,14 @@ def cutoff_bounds(
                 if not unit:
                     r = w[i] * r
                     r2 = w[i + 1] * r2
-                table[2 * _bucket(v[i]) + (r > 0.0)] += r
-                table[2 * BOUND_BUCKETS + 2 * _bucket(v[i + 1]) + (r2 > 0.0)] += r2
+                table[2 * _map(v[i], origin, scale) + (r > 0.0)] += r
+                table[2 * BOUND_BUCKETS + 2 * _map(v[i + 1], origin, scale) + (r2 > 0.0)] += r2
             if n % 2:
                 i = n - 1
                 r = <double> ((key[i] >= lo) & (key[i] <= hi)) - v[i]
                 if not unit:
                     r = w[i] * r
-                table[2 * _bucket(v[i]) + (r > 0.0)] += r
+                table[2 * _map(v[i], origin, scale) + (r > 0.0)] += r
             for b in range(BOUND_BUCKETS):
                 neg[b] = table[2 * b] + table[2 * BOUND_BUCKETS + 2 * b]
                 pos[b] = table[2 * b + 1] + table[2 * BOUND_BUCKETS + 2 * b + 1]
@@ -502,3 +531,117 @@ def gather_top(
             for j in range(widths[r], width):
                 out[r, j] = -1.0
     return width
+
+
+# Digits of the row sort: the high digit is 64 buckets per binade over the 16
+# binades below a row's largest entry (by the top 6 mantissa bits) and one
+# bucket for the rest (the tail); the low digit the next 6 mantissa bits.
+cdef enum:
+    SORT_BINADES = 16
+    SORT_SUB = 6
+    SORT_TAIL = SORT_BINADES << SORT_SUB
+    SORT_HIGH = SORT_TAIL + 1
+    SORT_LOW = 64
+    SORT_MAX_TAIL = 48
+
+
+def sort_rows(
+    const double[:, ::1] P,             # IN  (n, C) probabilities (non-negative)
+    Py_ssize_t lo,                      # IN  first row
+    double[:, ::1] out,                 # OUT (rows, C) rows lo, lo + 1, ... in decreasing order
+    unsigned char[::1] failed,          # OUT (rows,) 1 where the row was left to the caller
+):
+    """Sort rows ``lo, lo + 1, ...`` of ``P`` in decreasing order; return how many failed.
+
+    Non-negative doubles order as their bits. Each row is sorted by two
+    counting passes (least significant digit first, each stable) on two
+    digits of its bits read downwards: 64 buckets per binade of the 16
+    binades below the row's largest entry plus one for the rest, then
+    the next 6 mantissa bits; that orders the entries by their top 18
+    bits, and one insertion pass finishes (it moves only entries that
+    share those bits, or lie in the rest). A row with more than 48 entries
+    in the rest (16 binades below its largest) is left unsorted and
+    flagged in ``failed``: the caller sorts it. The values are those of the
+    sorted row (-0.0 written as 0.0).
+    """
+    cdef Py_ssize_t n = P.shape[0], C = P.shape[1], rows = out.shape[0]
+    cdef Py_ssize_t i, r, j, b, k, n_failed = 0
+    cdef uint64_t u, top, x
+    cdef long long d
+    cdef Py_ssize_t* high = NULL
+    cdef Py_ssize_t* low = NULL
+    cdef uint64_t* bits = NULL
+    cdef uint64_t* middle = NULL
+    cdef uint64_t* placed = NULL
+    cdef _Bits cast
+    _need(out.shape[1] == C and failed.shape[0] == rows and 0 <= lo and lo + rows <= n
+          and C > 0, "out must have C > 0 columns and rows within P")
+    high = <Py_ssize_t*> PyMem_Malloc((SORT_HIGH + 1 + SORT_LOW + 1) * sizeof(Py_ssize_t))
+    bits = <uint64_t*> PyMem_Malloc(3 * C * sizeof(uint64_t))
+    if high == NULL or bits == NULL:
+        PyMem_Free(high)
+        PyMem_Free(bits)
+        raise MemoryError()
+    low = high + SORT_HIGH + 1
+    middle = bits + C
+    placed = middle + C
+    try:
+        with nogil:
+            for r in range(rows):
+                i = lo + r
+                top = 0
+                for j in range(C):
+                    cast.d = P[i, j] + 0.0
+                    u = cast.u
+                    bits[j] = u
+                    top = u if u > top else top
+                memset(high, 0, (SORT_HIGH + 1 + SORT_LOW + 1) * sizeof(Py_ssize_t))
+                for j in range(C):
+                    u = bits[j]
+                    d = <long long> (top >> 52) - <long long> (u >> 52)
+                    b = (<Py_ssize_t> d << SORT_SUB) + (
+                        (1 << SORT_SUB) - 1 - <Py_ssize_t> ((u >> (52 - SORT_SUB))
+                                                          & ((1 << SORT_SUB) - 1)))
+                    b = b if d < SORT_BINADES else SORT_TAIL
+                    high[b + 1] += 1
+                    low[SORT_LOW - <Py_ssize_t> ((u >> (52 - 2 * SORT_SUB)) & (SORT_LOW - 1))] += 1
+                if high[SORT_TAIL + 1] > SORT_MAX_TAIL:
+                    failed[r] = 1
+                    n_failed += 1
+                    continue
+                failed[r] = 0
+                for b in range(SORT_HIGH):
+                    high[b + 1] += high[b]
+                for b in range(SORT_LOW):
+                    low[b + 1] += low[b]
+                # stable passes: the low digit, then the high one
+                for j in range(C):
+                    u = bits[j]
+                    b = SORT_LOW - 1 - <Py_ssize_t> ((u >> (52 - 2 * SORT_SUB)) & (SORT_LOW - 1))
+                    middle[low[b]] = u
+                    low[b] += 1
+                for j in range(C):
+                    u = middle[j]
+                    d = <long long> (top >> 52) - <long long> (u >> 52)
+                    b = (<Py_ssize_t> d << SORT_SUB) + (
+                        (1 << SORT_SUB) - 1 - <Py_ssize_t> ((u >> (52 - SORT_SUB))
+                                                          & ((1 << SORT_SUB) - 1)))
+                    b = b if d < SORT_BINADES else SORT_TAIL
+                    placed[high[b]] = u
+                    high[b] += 1
+                # entries sharing both digits, and the tail, by insertion
+                for k in range(1, C):
+                    x = placed[k]
+                    if placed[k - 1] < x:
+                        j = k - 1
+                        while j >= 0 and placed[j] < x:
+                            placed[j + 1] = placed[j]
+                            j -= 1
+                        placed[j + 1] = x
+                for j in range(C):
+                    cast.u = placed[j]
+                    out[r, j] = cast.d
+    finally:
+        PyMem_Free(high)
+        PyMem_Free(bits)
+    return n_failed
