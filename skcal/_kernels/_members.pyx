@@ -533,16 +533,14 @@ def gather_top(
     return width
 
 
-# Digits of the row sort: the high digit is 64 buckets per binade over the 16
-# binades below a row's largest entry (by the top 6 mantissa bits) and one
-# bucket for the rest (the tail); the low digit the next 6 mantissa bits.
+# The row sort's high digit has at most SORT_HIGH buckets: each binade of
+# the row's range split by its top s mantissa bits (s <= 6, as many as fit);
+# the low digit is the next 6 mantissa bits.
 cdef enum:
-    SORT_BINADES = 16
+    SORT_HIGH = 2048
     SORT_SUB = 6
-    SORT_TAIL = SORT_BINADES << SORT_SUB
-    SORT_HIGH = SORT_TAIL + 1
     SORT_LOW = 64
-    SORT_MAX_TAIL = 48
+    SORT_MOVES = 8
 
 
 def sort_rows(
@@ -554,20 +552,22 @@ def sort_rows(
     """Sort rows ``lo, lo + 1, ...`` of ``P`` in decreasing order; return how many failed.
 
     Non-negative doubles order as their bits. Each row is sorted by two
-    counting passes (least significant digit first, each stable) on two
-    digits of its bits read downwards: 64 buckets per binade of the 16
-    binades below the row's largest entry plus one for the rest, then
-    the next 6 mantissa bits; that orders the entries by their top 18
-    bits, and one insertion pass finishes (it moves only entries that
-    share those bits, or lie in the rest). A row with more than 48 entries
-    in the rest (16 binades below its largest) is left unsorted and
-    flagged in ``failed``: the caller sorts it. The values are those of the
-    sorted row (-0.0 written as 0.0).
+    stable counting passes (least significant digit first) on two digits
+    of its bits read downwards: the high digit the binade (from the row's
+    largest down to its smallest) and the top ``s`` mantissa bits, ``s <= 6``
+    as large as keeps the buckets within 2048; the low digit the next 6
+    mantissa bits. That orders the entries by their top ``17 + s`` bits; one
+    insertion pass finishes, moving only entries that share them. A row
+    whose insertion pass would move entries more than ``8 C`` places in
+    all (many entries alike in those bits but not equal) is left as it is
+    and flagged in ``failed``: the caller sorts it, as it does a row with a
+    negative, infinite or NaN entry. The values are those of the sorted row
+    (-0.0 written as 0.0).
     """
     cdef Py_ssize_t n = P.shape[0], C = P.shape[1], rows = out.shape[0]
-    cdef Py_ssize_t i, r, j, b, k, n_failed = 0
-    cdef uint64_t u, top, x
-    cdef long long d
+    cdef Py_ssize_t i, r, j, b, k, n_high, moves, n_failed = 0
+    cdef Py_ssize_t sub, shift_high, shift_low
+    cdef uint64_t u, top, bottom, x, e_top, mask
     cdef Py_ssize_t* high = NULL
     cdef Py_ssize_t* low = NULL
     cdef uint64_t* bits = NULL
@@ -590,46 +590,54 @@ def sort_rows(
             for r in range(rows):
                 i = lo + r
                 top = 0
+                bottom = <uint64_t> 0x7FF0000000000000
                 for j in range(C):
                     cast.d = P[i, j] + 0.0
                     u = cast.u
                     bits[j] = u
                     top = u if u > top else top
-                memset(high, 0, (SORT_HIGH + 1 + SORT_LOW + 1) * sizeof(Py_ssize_t))
-                for j in range(C):
-                    u = bits[j]
-                    d = <long long> (top >> 52) - <long long> (u >> 52)
-                    b = (<Py_ssize_t> d << SORT_SUB) + (
-                        (1 << SORT_SUB) - 1 - <Py_ssize_t> ((u >> (52 - SORT_SUB))
-                                                          & ((1 << SORT_SUB) - 1)))
-                    b = b if d < SORT_BINADES else SORT_TAIL
-                    high[b + 1] += 1
-                    low[SORT_LOW - <Py_ssize_t> ((u >> (52 - 2 * SORT_SUB)) & (SORT_LOW - 1))] += 1
-                if high[SORT_TAIL + 1] > SORT_MAX_TAIL:
+                    bottom = u if u < bottom else bottom
+                if top >= <uint64_t> 0x7FF0000000000000:
+                    # a negative, infinite or NaN entry: not ordered by its bits
                     failed[r] = 1
                     n_failed += 1
                     continue
-                failed[r] = 0
-                for b in range(SORT_HIGH):
+                # the high digit: (e_top - e) << sub, then the top sub mantissa bits
+                e_top = top >> 52
+                sub = SORT_SUB
+                while sub > 0 and (<Py_ssize_t> (e_top - (bottom >> 52)) + 1) << sub > SORT_HIGH:
+                    sub -= 1
+                n_high = (<Py_ssize_t> (e_top - (bottom >> 52)) + 1) << sub
+                shift_high = 52 - sub
+                shift_low = 52 - sub - SORT_SUB
+                mask = ((<uint64_t> 1) << sub) - 1
+                memset(high, 0, (n_high + 1) * sizeof(Py_ssize_t))
+                memset(low, 0, (SORT_LOW + 1) * sizeof(Py_ssize_t))
+                for j in range(C):
+                    u = bits[j]
+                    b = (<Py_ssize_t> (e_top - (u >> 52)) << sub) + <Py_ssize_t> (
+                        mask - ((u >> shift_high) & mask))
+                    high[b + 1] += 1
+                    b = SORT_LOW - 1 - <Py_ssize_t> ((u >> shift_low) & (SORT_LOW - 1))
+                    low[b + 1] += 1
+                for b in range(n_high):
                     high[b + 1] += high[b]
                 for b in range(SORT_LOW):
                     low[b + 1] += low[b]
                 # stable passes: the low digit, then the high one
                 for j in range(C):
                     u = bits[j]
-                    b = SORT_LOW - 1 - <Py_ssize_t> ((u >> (52 - 2 * SORT_SUB)) & (SORT_LOW - 1))
+                    b = SORT_LOW - 1 - <Py_ssize_t> ((u >> shift_low) & (SORT_LOW - 1))
                     middle[low[b]] = u
                     low[b] += 1
                 for j in range(C):
                     u = middle[j]
-                    d = <long long> (top >> 52) - <long long> (u >> 52)
-                    b = (<Py_ssize_t> d << SORT_SUB) + (
-                        (1 << SORT_SUB) - 1 - <Py_ssize_t> ((u >> (52 - SORT_SUB))
-                                                          & ((1 << SORT_SUB) - 1)))
-                    b = b if d < SORT_BINADES else SORT_TAIL
+                    b = (<Py_ssize_t> (e_top - (u >> 52)) << sub) + <Py_ssize_t> (
+                        mask - ((u >> shift_high) & mask))
                     placed[high[b]] = u
                     high[b] += 1
-                # entries sharing both digits, and the tail, by insertion
+                # entries that share both digits, by insertion, within a budget
+                moves = 0
                 for k in range(1, C):
                     x = placed[k]
                     if placed[k - 1] < x:
@@ -638,6 +646,14 @@ def sort_rows(
                             placed[j + 1] = placed[j]
                             j -= 1
                         placed[j + 1] = x
+                        moves += k - 1 - j
+                        if moves > SORT_MOVES * C:
+                            break
+                if moves > SORT_MOVES * C:
+                    failed[r] = 1
+                    n_failed += 1
+                    continue
+                failed[r] = 0
                 for j in range(C):
                     cast.u = placed[j]
                     out[r, j] = cast.d

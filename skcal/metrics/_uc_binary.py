@@ -356,12 +356,11 @@ class _BranchAndBound:
             return self.value, self.lower, self.upper, self.sign
 
         self.rank = _rank(P, y)
-        if 1 in wanted:
-            # v_1 is each row's largest entry: bounded before any sort, it sets
-            # the level the mass bound below is read against
-            for i in wanted[1]:
-                self.bound(i, np.ascontiguousarray(data.top[0]), self.rank, 1, 1, "top", 1)
         first = min(max(wanted), _FIRST_TOP)
+        self.S = _top_columns(P, first)
+        self._bound_tops(wanted, range(1, first + 1))
+        if class_wise:
+            self._bound_classes(class_wise)
         rest = sorted(k for k in wanted if k > first)
         if rest:
             mass = np.empty(C + 1)
@@ -369,17 +368,8 @@ class _BranchAndBound:
             # the difference array's rounding: at most 136 n terms of at most 4 w_i each
             mass += (136.0 * self.n + C) * 544.0 * 2.0**-53 * self.total
             rest = self._kept(rest, mass)
-        # the first k bounded first (their lower bounds raise the level), from
-        # each row's largest entries; when whole rows will be sorted, once for every k
-        self.S = _top_columns(P, rest[-1] if rest and 2 * rest[-1] > C else first)
-        self._bound_tops(wanted, range(2, first + 1))
-        if class_wise:
-            self._bound_classes(class_wise)
         if rest:
-            rest = self._kept(rest, mass)
-        if rest:
-            if self.S.shape[0] < rest[-1]:
-                self.S = _top_columns(P, rest[-1])
+            self.S = _top_columns(P, rest[-1])
             self._bound_tops(wanted, rest)
         self._exact()
         return self.value, self.lower, self.upper, self.sign
@@ -390,8 +380,6 @@ class _BranchAndBound:
 
     def _bound_tops(self, wanted, ks):
         ks = set(ks)
-        if not ks:
-            return
         for k, v in _top_sums(self.S, max(ks)):
             if k % _CHECKPOINT == 1 and k not in self.checkpoints:
                 self.checkpoints[k] = v.copy()

@@ -30,10 +30,22 @@ def bucket(v):
     return BUCKETS - 1 - half_bucket(1.0 - v)
 
 
-def cutoff_bounds_slow(v, event, w):
-    """``(lower, upper, absolute)``: sums over rows, not divided by the total weight."""
+def linear_bucket(v, origin, scale):
+    """``floor((v - origin) * scale)`` clamped to ``[0, 4096)``: the linear map."""
+    x = (float(v) - origin) * scale
+    return int(math.floor(min(max(x, 0.0), BUCKETS - 1.0)))
+
+
+def cutoff_bounds_slow(v, event, w, origin=0.0, scale=0.0):
+    """``(lower, upper, absolute)``: sums over rows, not divided by the total weight.
+
+    With ``scale > 0`` the buckets are the linear map's, else the binade map's.
+    """
     r = w * (event - v)
-    buckets = np.array([bucket(x) for x in v])
+    if scale > 0.0:
+        buckets = np.array([linear_bucket(x, origin, scale) for x in v])
+    else:
+        buckets = np.array([bucket(x) for x in v])
     occupied = np.unique(buckets)
     pos = np.array([r[(buckets == b) & (r > 0)].sum() for b in occupied])
     neg = np.array([r[(buckets == b) & (r <= 0)].sum() for b in occupied])

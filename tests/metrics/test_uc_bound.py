@@ -22,14 +22,19 @@ from skcal import (
     UtilityFamily,
     utility_calibration_error,
 )
-from skcal._kernels._members import bucket_of, cutoff_bounds, top_k_mass_bound
+from skcal._kernels._members import bucket_of, cutoff_bounds, sort_rows, top_k_mass_bound
 from skcal.metrics._multiclass import worst_intervals
 from skcal.metrics._uc_binary import _sorted_columns, _top_columns
 from skcal.recalibration._patch_ops import audit_family
 from skcal.utilities._engine import Predictions
 
 from reference_cutoff import cutoff_bruteforce
-from reference_uc_bound import bucket, cutoff_bounds_slow, top_k_mass_bound_slow
+from reference_uc_bound import (
+    bucket,
+    cutoff_bounds_slow,
+    linear_bucket,
+    top_k_mass_bound_slow,
+)
 from test_multiclass import random_weights
 from test_utilities import random_labels, random_proba
 
@@ -59,6 +64,13 @@ def test_bucket_map_is_non_decreasing_and_matches_its_twin():
     assert np.all(np.diff(out) >= 0)
     assert out.min() >= 0 and out.max() < 4096
     assert out.tolist() == [bucket(x) for x in v]
+    # the linear map, over all values, part of them, or a huge scale (inf products)
+    for origin, scale in [(0.0, 4096.0 / 3.0), (0.25, 4096.0 / 0.5), (0.999, 1e9),
+                          (0.0, 1e308), (0.5, 1.0)]:
+        bucket_of(v, out, origin, scale)
+        assert np.all(np.diff(out) >= 0)
+        assert out.min() >= 0 and out.max() < 4096
+        assert out.tolist() == [linear_bucket(x, origin, scale) for x in v]
     bucket_of(np.array([-0.0, 0.0]), out[:2])
     assert out[0] == out[1] == 0
 
@@ -74,14 +86,23 @@ def test_bounds_against_twin_and_exact_error():
         if unit:
             w = np.ones(n)
         key = np.where(event == 1, 7, rng.integers(0, 7, n)).astype(np.intp)
-        lower, upper, absolute = cutoff_bounds(v, key, 7, 7, np.empty(0) if unit else w)
-        slow = cutoff_bounds_slow(v, event, w)
-        np.testing.assert_allclose([lower, upper, absolute], slow, rtol=1e-12, atol=1e-12)
-        # the bounds enclose the exact error (times the total weight)
-        exact = cutoff_bruteforce(event, v, w) * w.sum()
-        slack = 1e-12 * (1.0 + absolute)
-        assert lower <= exact + slack
-        assert exact <= upper + slack
+        # the binade map, then linear maps: over [min v, max v] as the caller
+        # builds them, over part of it (values clamped into the end buckets),
+        # and coarse enough to put many values in one bucket
+        span = float(v.max() - v.min())
+        maps = [(0.0, 0.0), (float(v.min()), 4096.0 / span if span > 0 else 1.0),
+                (float(np.median(v)), float(rng.uniform(1.0, 4096.0))), (0.0, 3.0)]
+        for origin, scale in maps:
+            lower, upper, absolute = cutoff_bounds(
+                v, key, 7, 7, np.empty(0) if unit else w, origin, scale
+            )
+            slow = cutoff_bounds_slow(v, event, w, origin, scale)
+            np.testing.assert_allclose([lower, upper, absolute], slow, rtol=1e-12, atol=1e-12)
+            # the bounds enclose the exact error (times the total weight)
+            exact = cutoff_bruteforce(event, v, w) * w.sum()
+            slack = 1e-12 * (1.0 + absolute)
+            assert lower <= exact + slack
+            assert exact <= upper + slack
         # a range key: events are lo <= key <= hi
         lo, hi = sorted(rng.integers(0, 8, 2))
         e2 = ((key >= lo) & (key <= hi)).astype(float)
@@ -213,3 +234,39 @@ def test_top_k_mass_bound_against_twin_and_the_sums():
         for K in range(1, C + 1):
             exact = np.sum(w * np.abs((rank <= K) - v[:, K - 1]))
             assert exact <= out[K]
+
+
+def test_sort_rows_equals_np_sort():
+    """The bucketed row sort against ``np.sort`` on rows of every shape it meets.
+
+    Flat and peaked Dirichlet rows, ties, zeros, subnormals, values just
+    above 1, a row of zeros; rows whose entries share their top bits
+    (a narrow band: the insertion budget runs out and the row is flagged),
+    and rows with a negative or infinite entry (flagged, left alone).
+    """
+    rng = np.random.default_rng(5)
+    flagged = 0
+    for _ in range(200):
+        rows = int(rng.choice([1, 2, 9, 40]))
+        C = int(rng.choice([1, 2, 3, 17, 200, 1000]))
+        P = _rows(rng, rows, C)
+        kind = rng.integers(6)
+        if kind == 0:  # a band: many entries alike in their top bits, not equal
+            P = 0.5 + rng.integers(0, 2**20, P.shape) * 2.0**-50
+        elif kind == 1:
+            P[0] = 0.0
+            P[:, 0] = 1.0 + 2.0**-52
+        elif kind == 2 and C > 1:  # entries the kernel leaves to the caller
+            P[0, int(rng.integers(C))] = rng.choice([-0.5, np.inf])
+        lo = int(rng.integers(0, 3))
+        P = np.vstack([rng.random((lo, C)), P])
+        out = np.full((rows, C), np.nan)
+        failed = np.full(rows, 7, dtype=np.uint8)
+        count = sort_rows(P, lo, out, failed)
+        assert count == int(np.sum(failed == 1)) and set(failed.tolist()) <= {0, 1}
+        done = failed == 0
+        assert np.array_equal(out[done], -np.sort(-P[lo:][done], axis=1))
+        if kind == 2 and C > 1:
+            assert failed[0] == 1
+        flagged += count
+    assert flagged > 0  # the budget was reached somewhere
