@@ -114,7 +114,12 @@ def test_bounds_against_twin_and_exact_error():
 def _case(rng):
     n = int(rng.choice([1, 2, 5, 30, 200, 600]))
     C = int(rng.choice([2, 3, 4, 7, 50]))
-    kind = rng.integers(3)
+    kind = rng.integers(4)
+    if kind == 3:  # calibrated flat rows: every member's error is noise of one size
+        n, C = int(rng.choice([300, 1500])), int(rng.choice([3, 20, 50]))
+        P = rng.dirichlet(np.ones(C), size=n)
+        y = (np.cumsum(P, axis=1) < rng.random(n)[:, None]).sum(axis=1).clip(0, C - 1)
+        return y, P, (np.ones(n) if rng.random() < 0.5 else random_weights(rng, n))
     if kind == 0:
         P = random_proba(rng, n, C)  # ties, one-hot rows
     else:  # sparse rows like a many-class model's; over-confident or not
