@@ -1,7 +1,9 @@
 """Time multiclass utility calibration: comb, top-class, top-label cutoff.
 
 Synthetic Dirichlet predictions over C classes with labels drawn from a
-sharper (over-confident) version of them. Printed, in one run:
+sharper (over-confident) version of them, and for the comb UC also the
+other generators of ``GENERATORS`` (calibrated, flat, peaked, shifted,
+uniform labels). Printed, in one run:
 
 * the comb family (class-wise + top-K, ``2 C`` members) and its two parts,
   on the cutoff path of their 0/1 members (``skcal.metrics._uc_binary``),
@@ -10,7 +12,8 @@ sharper (over-confident) version of them. Printed, in one run:
   (``_general_intervals``) and the largest difference (rounding);
 * ``utility_calibration_error(y, P, "comb")``, the family's largest error,
   whose members are computed exactly only where their bounds allow the
-  maximum (branch and bound), with the number of members computed exactly;
+  maximum (branch and bound), with the number of members computed exactly,
+  on the over-confident data and on each of ``GENERATORS``;
 * the top-class utility and the top-label cutoff error (the same number,
   which is checked) against ``np.argmax`` plus the binary cutoff error of
   ``(confidence, correct)``: what the input boundary adds to the measure,
@@ -81,15 +84,33 @@ def traced_peak(func):
     return peak / 2**20
 
 
-def make_data(n, n_classes, seed=0):
+# Other predictions for the comb UC, whose branch and bound depends on how far
+# the worst member stands out (labels drawn from the truth named):
+# calibrated: Dirichlet(0.05) rows, labels from the rows themselves;
+# flat: calibrated Dirichlet(1) rows (every member's error is sampling noise
+# of about one size: the hardest case for the bounds);
+# peaked: calibrated Dirichlet(0.01) rows;
+# shifted: Dirichlet(0.05) rows, labels from the rows reweighted by a label
+# shift (class c's odds times 2^(4c/(C-1) - 2));
+# uniform: Dirichlet(0.05) rows, labels uniform over the classes.
+GENERATORS = ("calibrated", "flat", "peaked", "shifted", "uniform")
+
+
+def make_data(n, n_classes, seed=0, kind="over-confident"):
     rng = np.random.default_rng(seed)
-    P = rng.dirichlet(np.full(n_classes, 0.05), size=n)
+    alpha = {"flat": 1.0, "peaked": 0.01}.get(kind, 0.05)
+    P = rng.dirichlet(np.full(n_classes, alpha), size=n)
+    if kind == "uniform":
+        return rng.integers(0, n_classes, n), P
     y = np.empty(n, dtype=np.int64)
     step = max(1, 2**22 // n_classes)
     for lo in range(0, n, step):  # in chunks: at 1e6 rows the temporaries stay small
-        # the truth is a sharper version of P: the model is over-confident
-        Q = P[lo : lo + step] ** 1.5
-        Q /= Q.sum(axis=1, keepdims=True)
+        Q = P[lo : lo + step]
+        if kind == "over-confident":  # the truth is a sharper version of P
+            Q = Q**1.5
+        elif kind == "shifted":
+            Q = Q * 2.0 ** np.linspace(-2.0, 2.0, n_classes)
+        Q = Q / Q.sum(axis=1, keepdims=True)
         u = rng.random(Q.shape[0])[:, None]
         y[lo : lo + step] = np.minimum((np.cumsum(Q, axis=1) < u).sum(axis=1), n_classes - 1)
     return y, P
@@ -136,19 +157,24 @@ def family_rows(y, P, repeat, general):
             )
             row.update(general_cpu=g_cpu, diff=float(np.abs(new[0] - old[0]).max()))
         rows[name] = row
+    rows["comb UC"] = comb_row(y, P, repeat)
+    return rows
+
+
+def comb_row(y, P, repeat):
+    """``utility_calibration_error(y, P, "comb")``: time, value, members computed exactly."""
+    n, C = P.shape
     labels = np.arange(C)
     cpu, wall, value = measure(
         lambda: utility_calibration_error(y, P, "comb", labels=labels), repeat
     )
     utilities = members(resolve_utility("comb"), C)
     try:
-        pruned = worst_intervals(utilities, Predictions(P, y), w, maximum_only=True)[0]
+        pruned = worst_intervals(utilities, Predictions(P, y), np.ones(n), maximum_only=True)[0]
         exact = int(np.isfinite(pruned).sum())
     except TypeError:  # a build without branch and bound computes every member
         exact = len(utilities)
-    rows["comb UC"] = {"m": len(utilities), "cpu": cpu, "wall": wall, "exact": exact,
-                       "value": value}
-    return rows
+    return {"m": len(utilities), "cpu": cpu, "wall": wall, "exact": exact, "value": value}
 
 
 def top_class_row(y, P, repeat):
@@ -174,10 +200,14 @@ def top_class_row(y, P, repeat):
 
 
 def run(args):
-    out = {"skcal": os.path.dirname(skcal.__file__), "families": {}, "top": {}, "sampled": {}}
+    out = {"skcal": os.path.dirname(skcal.__file__), "families": {}, "top": {}, "sampled": {},
+           "comb": {}}
     for C in args.n_classes:
         y, P = make_data(args.n, C)
         out["families"][str(C)] = family_rows(y, P, args.repeat, args.general)
+        for kind in GENERATORS:
+            y, P = make_data(args.n, C, kind=kind)
+            out["comb"][f"{C} {kind}"] = comb_row(y, P, args.repeat)
     for n in (args.n, args.n_large):
         for C in args.n_classes:
             if n * C * 8 > args.max_gb * 2**30:
@@ -231,6 +261,16 @@ def report(after, before, args):
             if args.general and "general_cpu" in row:
                 line += f"  [{row['general_cpu']:.3f}, max |diff| {row['diff']:.1e}]"
             print(line)
+    print("\ncomb UC on other predictions (see GENERATORS) [CPU s]")
+    for key, row in after.get("comb", {}).items():
+        C, kind = key.split()
+        old = b.get("comb", {}).get(key)
+        line = f"{C:>5} {kind:<11} {row['m']:>5} members  {fmt(row, old, 'cpu')}"
+        line += f"  exact: {old['exact'] if old else ''}{' -> ' if old else ''}"
+        line += f"{row['exact']} members"
+        if old:
+            line += f", same value: {old['value'] == row['value']}"
+        print(line)
     print("\ntop-class UC and the top-label cutoff error against np.argmax + the binary "
           "cutoff error of (confidence, correct) [CPU s]; peak traced memory of one call")
     for key, row in after["top"].items():

@@ -267,25 +267,43 @@ def utility_calibration_error(
     data = multiclass_input(y_true, y_prob, sample_weight, labels)
     resolved = resolve_utility(utility)
     utilities = members(resolved, data.n_classes)
+    # the errors of every member are returned with the details only
+    return worst_member(utilities, data.predictions(), data.w, details=return_details,
+                        every_member=return_details)
+
+
+def worst_member(utilities, data, w, details=False, every_member=False):
+    """The largest UC over ``utilities`` on checked data, and which member holds it.
+
+    The tail of :func:`utility_calibration_error` after its input checks,
+    shared with the patching's audit (``audit_family``), which checks its
+    rows once. A lone top-class utility takes the cutoff path
+    (``top_class``); otherwise ``worst_intervals``, of only the members
+    that may hold the maximum unless ``every_member`` (the same maximum,
+    worst member, interval and sign). Returns ``UC``, or with ``details``
+    ``(UC, Bunch(utility, interval, sign[, errors], utilities))``, the
+    first member attaining the maximum; ``errors`` (every member's) with
+    ``every_member`` only.
+    """
     if len(utilities) == 1 and is_top_class(utilities[0]):
-        value, lower, upper, sign = top_class(data.predictions(), data.w)
+        value, lower, upper, sign = top_class(data, w)
     else:
-        # the errors of every member are returned with the details only
         value, lower, upper, sign = worst_intervals(
-            utilities, data.predictions(), data.w, maximum_only=not return_details
+            utilities, data, w, maximum_only=not every_member
         )
     worst = int(np.argmax(value))
     result = float(value[worst])
-    if not return_details:
+    if not details:
         return result
     from sklearn.utils import Bunch
-    return result, Bunch(
-        utility=utilities[worst],
-        interval=(float(lower[worst]), float(upper[worst])),
-        sign=int(sign[worst]),
-        errors=value,
-        utilities=utilities,
-    )
+    found = {
+        "utility": utilities[worst],
+        "interval": (float(lower[worst]), float(upper[worst])),
+        "sign": int(sign[worst]),
+    }
+    if every_member:
+        found["errors"] = value
+    return result, Bunch(**found, utilities=utilities)
 
 
 def _sampled_utilities(family, n_classes, n_utilities, random_state):

@@ -11,7 +11,6 @@ of a family kept up to date row by row after each patch.
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.utils import Bunch
 
 from .._kernels._interval import max_abs_interval_rows
 from .._kernels._patching import (
@@ -358,20 +357,6 @@ def audit_family(utilities, P, y, w, return_details=True):
     computed (``worst_intervals(maximum_only=True)``), which gives the same
     worst member, interval and sign.
     """
-    from ..metrics._multiclass import is_top_class, top_class, worst_intervals
+    from ..metrics._multiclass import worst_member
 
-    data = Predictions(P, y)
-    if len(utilities) == 1 and is_top_class(utilities[0]):
-        value, lower, upper, sign = top_class(data, w)
-    else:
-        value, lower, upper, sign = worst_intervals(utilities, data, w, maximum_only=True)
-    worst = int(np.argmax(value))
-    result = float(value[worst])
-    if not return_details:
-        return result
-    return result, Bunch(
-        utility=utilities[worst],
-        interval=(float(lower[worst]), float(upper[worst])),
-        sign=int(sign[worst]),
-        utilities=utilities,
-    )
+    return worst_member(utilities, Predictions(P, y), w, details=return_details)
