@@ -43,6 +43,9 @@ __all__ = ["is_binary_member", "binary_member_errors"]
 # 1000 classes) is transposed in cache (measured at 5e4 x 1000: a block of 83
 # columns in 10 ms, against 66 ms for one strided copy of them).
 _ROW_CHUNK = 256
+# Rows narrower than this are sorted by np.sort (sort_rows clears and scans a
+# table of up to 2048 buckets per row).
+_SORT_ROWS_MIN = 128
 # Columns read at once by the class-wise members: about 2^22 values (32 MB).
 _BLOCK_ELEMENTS = 1 << 22
 
@@ -105,15 +108,16 @@ def _sorted_columns_and_rank(P, y, n_top):
 def _sorted_columns(P, n_top):
     """``S`` of ``_sorted_columns_and_rank``: whole rows sorted, chunk by chunk.
 
-    A C-ordered float64 ``P`` goes through ``sort_rows`` (buckets by the
-    values' bits and insertion sorts: at 5e4 x 1000 flat Dirichlet rows
-    about a third of ``np.sort``'s time), which leaves the rows it cannot
-    bucket finely (most entries far below the largest, or many ties) to
-    ``np.sort``; the values are the same either way.
+    A C-ordered float64 ``P`` of at least 128 columns goes through
+    ``sort_rows`` (two counting passes on the values' bits and an insertion
+    pass: at 5e4 x 1000 about half of ``np.sort``'s time, flat or peaked
+    rows), which leaves the rows whose insertion pass runs too long to
+    ``np.sort``; the values are the same either way. Narrower rows: its
+    bucket tables (up to 2048 entries a row) would cost more than the sort.
     """
     n, C = P.shape
     S = np.empty((n_top, n))
-    if not (P.dtype == np.float64 and P.flags.c_contiguous and n > 0):
+    if not (P.dtype == np.float64 and P.flags.c_contiguous and n > 0 and C >= _SORT_ROWS_MIN):
         for lo in range(0, n, _ROW_CHUNK):
             ordered = np.sort(P[lo : lo + _ROW_CHUNK], axis=1)
             S[:, lo : lo + _ROW_CHUNK] = ordered[:, ::-1][:, :n_top].T
