@@ -267,17 +267,22 @@ class _BranchAndBound:
     computation. In order:
 
     * top-class members exactly (one cutoff error of the confidence);
-    * top-K members with ``k <= 16``: lower and upper bounds
-      (``cutoff_bounds``, one pass into value buckets, no sort) from the 16
-      largest entries of each row (``_top_columns``);
+    * the top-K member ``k = 1``: lower and upper bounds (``bound``: one
+      or two passes of ``cutoff_bounds`` into value buckets, no sort) of
+      the confidence, each row's largest entry;
     * class-wise members: ``sum_i w_i |1{y_i = c} - p_ic|`` for every ``c``
       at once (one product of the weights and ``P``) rules out most; the
-      others get ``cutoff_bounds`` of their column;
+      others get the bounds of their column;
     * the other top-K members: ``top_k_mass_bound`` (one read of ``P``, no
-      sort) rules out most; the others get ``cutoff_bounds`` from the ``m``
-      largest entries of each row, ``m`` the largest such ``k``;
-    * the members left are computed exactly, the part (class-wise or top-K)
-      with the largest upper bound first, raising the level as they go.
+      sort) rules out most; those with ``k <= 16`` get the bounds of their
+      sums first (their lower bounds raise the level), from the 16 largest
+      entries of each row (``_top_columns``), then, ruled out again, the
+      rest from the ``m`` largest entries, ``m`` the largest such ``k``;
+      when ``m`` is more than half the row before the first step (flat
+      rows, whose errors are all alike), whole rows are sorted once for
+      both steps (``sort_rows``);
+    * the members left are computed exactly, the largest upper bound
+      first, raising the level as they go.
     """
 
     def __init__(self, utilities, data, w, floor):
@@ -361,8 +366,13 @@ class _BranchAndBound:
 
         self.rank = _rank(P, y)
         first = min(max(wanted), _FIRST_TOP)
-        self.S = _top_columns(P, first)
-        self._bound_tops(wanted, range(1, first + 1))
+        ks = range(1, first + 1)
+        if 1 in wanted:
+            # v_1 is each row's largest entry (the confidence), known before any sort
+            confidence = np.ascontiguousarray(data.top[0], dtype=np.float64)
+            for i in wanted[1]:
+                self.bound(i, confidence, self.rank, 1, 1, "top", 1)
+            ks = range(2, first + 1)
         if class_wise:
             self._bound_classes(class_wise)
         rest = sorted(k for k in wanted if k > first)
@@ -372,8 +382,16 @@ class _BranchAndBound:
             # the difference array's rounding: at most 136 n terms of at most 4 w_i each
             mass += (136.0 * self.n + C) * 544.0 * 2.0**-53 * self.total
             rest = self._kept(rest, mass)
+        # the first k bounded first (their lower bounds raise the level), from
+        # each row's largest entries; or, when whole rows must be sorted for the
+        # others all the same, from one sort for every k
+        self.S = _top_columns(P, rest[-1] if rest and 2 * rest[-1] > C else first)
+        self._bound_tops(wanted, ks)
         if rest:
-            self.S = _top_columns(P, rest[-1])
+            rest = self._kept(rest, mass)
+        if rest:
+            if self.S.shape[0] < rest[-1]:
+                self.S = _top_columns(P, rest[-1])
             self._bound_tops(wanted, rest)
         self._exact()
         return self.value, self.lower, self.upper, self.sign
@@ -384,7 +402,7 @@ class _BranchAndBound:
 
     def _bound_tops(self, wanted, ks):
         ks = set(ks)
-        for k, v in _top_sums(self.S, max(ks)):
+        for k, v in _top_sums(self.S, max(ks, default=1)):
             if k % _CHECKPOINT == 1 and k not in self.checkpoints:
                 self.checkpoints[k] = v.copy()
             if k in ks:
