@@ -324,20 +324,21 @@ class _BranchAndBound:
         scale = _BUCKETS / (top - origin) if top > origin else 0.0
         if not scale < np.inf:
             scale = 0.0  # a subnormal range: the binade map only
-        mean = float(v.mean())
-        near = min(mean, 1.0 - mean)
-        maps = [(0.0, 0.0), (origin, scale)]
-        if scale > 0.0 and (top - origin) < 64.0 * near:
-            maps.reverse()
+        maps = [(0.0, 0.0)]  # scale 0: the binade map
+        if scale > 0.0:
+            mean = float(v.mean())
+            if top - origin < 64.0 * min(mean, 1.0 - mean):
+                maps.insert(0, (origin, scale))
+            else:
+                maps.append((origin, scale))
         low, high = -np.inf, np.inf
         for origin, scale in maps:
-            if origin == scale == 0.0 or scale > 0.0:
-                low2, high2, absolute = cutoff_bounds(v, key, lo, hi, weights, origin, scale)
-                low, high = max(low, low2), min(high, high2)
-                slack = _slack(absolute, self.n)
-                self.level = max(self.level, (low * (1.0 - 1e-9) - slack) / self.total)
-                if (high * (1.0 + 1e-9) + slack) / self.total < self.level:
-                    return
+            low2, high2, absolute = cutoff_bounds(v, key, lo, hi, weights, origin, scale)
+            low, high = max(low, low2), min(high, high2)
+            slack = _slack(absolute, self.n)
+            self.level = max(self.level, (low * (1.0 - 1e-9) - slack) / self.total)
+            if (high * (1.0 + 1e-9) + slack) / self.total < self.level:
+                return
         self.candidates.append(((high * (1.0 + 1e-9) + slack) / self.total, i, kind, arg))
 
     def run(self):
