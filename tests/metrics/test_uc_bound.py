@@ -9,7 +9,9 @@ error (the brute force of tests/metrics/reference_cutoff.py), values above
 1 included; and the pruned path against the full one on many random cases
 (ties, weights with zeros, n = 1, one-hot rows, one class, C = 2, 3, 50,
 float32 input, general utilities in the family): the same value, and the
-same worst member, interval and sign, bit for bit.
+same worst member, interval and sign, bit for bit. Also: the linear bucket
+map against its twin, and the bucketed row sort (``sort_rows``) against
+``np.sort``, alone and inside the measure at 130 and 300 classes.
 """
 
 import numpy as np
@@ -20,6 +22,7 @@ from skcal import (
     TopClass,
     TopK,
     UtilityFamily,
+    cutoff_calibration_error,
     utility_calibration_error,
 )
 from skcal._kernels._members import bucket_of, cutoff_bounds, sort_rows, top_k_mass_bound
@@ -275,3 +278,30 @@ def test_sort_rows_equals_np_sort():
             assert failed[0] == 1
         flagged += count
     assert flagged > 0  # the budget was reached somewhere
+
+
+def test_wide_rows_sorted_by_sort_rows_give_the_cutoff_numbers():
+    """Rows of >= 128 classes, whose whole-row sort is ``sort_rows``: each top-K
+    member's error is ``cutoff_calibration_error`` of its binary data (``v`` from
+    ``np.sort``) bit for bit, and the pruned maximum is the full one."""
+    rng = np.random.default_rng(6)
+    for _ in range(8):
+        n, C = int(rng.choice([1, 60, 200])), int(rng.choice([130, 300]))
+        P = _rows(rng, n, C)
+        y = random_labels(rng, P)
+        w = np.ones(n) if rng.random() < 0.5 else random_weights(rng, n)
+        labels = np.arange(C)
+        full, details = utility_calibration_error(
+            y, P, "top-k", sample_weight=w, labels=labels, return_details=True
+        )
+        for u, e in zip(details["utilities"], details["errors"]):
+            v, realised = u.evaluate(P, y)
+            if v.max() <= 1.0:  # a top-K sum may round above 1
+                assert e == cutoff_calibration_error(realised, v, sample_weight=w)
+        for family in ("top-k", "comb"):
+            every = utility_calibration_error(
+                y, P, family, sample_weight=w, labels=labels, return_details=True
+            )[0]
+            assert utility_calibration_error(
+                y, P, family, sample_weight=w, labels=labels
+            ) == every
