@@ -30,6 +30,7 @@ from .._input import (
 )
 from ..measures import CalibrationMeasure
 from ..metrics._ldtc import grid_points
+from ._dcebound import _dce_null, _DceNull
 from ._null import (
     _THEOREMS,
     _draw_all,
@@ -681,7 +682,9 @@ default=None
                     bool(statistic <= threshold) if rejected is None else not rejected
                 )
             else:
-                null = np.sort(_draw_all(data.draw, seeds, self.n_jobs))
+                null = _dce_null(name, measure, data, seeds) if tolerance > 0 else None
+                if null is None:
+                    null = np.sort(_draw_all(data.draw, seeds, self.n_jobs))
                 if tolerance == 0:
 
                     def threshold_at(level):
@@ -756,6 +759,24 @@ default=None
             ),
         )
         return self
+
+    @property
+    def null_statistics_(self):
+        # the dCE tolerant test solves its other draws on first reading (_dcebound)
+        try:
+            null = self.__dict__["_null_statistics"]
+        except KeyError:
+            raise AttributeError(
+                f"This {type(self).__name__} instance is not fitted yet: it has "
+                "no attribute 'null_statistics_'."
+            ) from None
+        if isinstance(null, _DceNull):
+            null = self.__dict__["_null_statistics"] = null.sorted_values()
+        return null
+
+    @null_statistics_.setter
+    def null_statistics_(self, value):
+        self.__dict__["_null_statistics"] = value
 
     def _check_params(self):
         """Validate the parameters; resolve the measure to an object and a name."""
