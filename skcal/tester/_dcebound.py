@@ -101,7 +101,7 @@ class _DceNull:
         state = self.__dict__.copy()
         for key in ("_session", "_certificates", "_applied", "_cache"):
             del state[key]
-        for key in ("_w", "_v", "_total", "_distance"):
+        for key in ("_w", "_v", "_total"):
             state.pop(key, None)
         return state
 
@@ -126,7 +126,6 @@ class _DceNull:
             mean1 = w * v
             self._session = _FixedStartSession(v, self.points, (w - mean1, mean1))
             self._w, self._v, self._total = w, v, float(w.sum())
-            self._distance = np.abs(v[:, None] - self.points[None, :])
             self._add_certificate(*self._session.certified(w - mean1, mean1)[1:])
         return self._session
 
@@ -151,8 +150,7 @@ class _DceNull:
         # feasible potentials: lower both of a point by its excess
         excess = np.maximum((1.0 - u) * psi[0] + u * psi[1], 0.0)
         psi = psi - excess
-        g0 = np.min(self._distance + psi[0], axis=1)
-        g1 = np.min(self._distance + psi[1], axis=1)
+        g0, g1 = (self._envelope(psi[label]) for label in (0, 1))
         total = self._total
         t = np.maximum(t, 0.0)  # HiGHS's values are feasible to 1e-10
         mass = float(t.sum())
@@ -161,6 +159,19 @@ class _DceNull:
             (g1 - g0) / total,
             t / mass if mass > 0 else None,
         ))
+
+    def _envelope(self, psi):
+        """``min_j (|v_i - u_j| + psi_j)`` at every prediction, in ``O(K + M)``.
+
+        Over the grid points left of ``v`` the cost is ``v + (psi_j - u_j)``,
+        right of it ``(psi_j + u_j) - v``: a running minimum each way.
+        """
+        u, v = self.points, self._v
+        left = np.minimum.accumulate(psi - u)
+        right = np.minimum.accumulate((psi + u)[::-1])[::-1]
+        below = np.searchsorted(u, v, side="right") - 1  # last u_j <= v (u_0 = 0)
+        above = np.searchsorted(u, v, side="left")  # first u_j >= v (u_M = 1)
+        return np.minimum(v + left[below], right[above] - v)
 
     # -- bounds --------------------------------------------------------------
 
