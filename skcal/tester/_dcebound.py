@@ -56,8 +56,11 @@ from ..metrics._ldtc import _FixedStartSession, grid_points
 _ABSOLUTE_MARGIN = 1e-9
 _RELATIVE_MARGIN = 1e-6
 # Draws whose bounds are computed together (an array of this many draws
-# times the distinct predictions).
+# times the distinct predictions) when the masses of all draws are not kept:
+# they are while they take at most _MATRIX_BYTES (999 draws of 2,000
+# predictions: 16 MB), until the tester has its answers (release).
 _BLOCK = 128
+_MATRIX_BYTES = 64 * 2**20
 
 
 def _margin(x):
@@ -95,11 +98,12 @@ class _DceNull:
         self._certificates = []
         self._applied = np.zeros(self.size, dtype=np.intp)  # certificates applied
         self._cache = {}  # positive masses of the few draws under scrutiny
+        self._matrix = None  # or of every draw, when they fit in _MATRIX_BYTES
 
     def __getstate__(self):
         # the HiGHS model does not pickle; a new session gives the same values
         state = self.__dict__.copy()
-        for key in ("_session", "_certificates", "_applied", "_cache"):
+        for key in ("_session", "_certificates", "_applied", "_cache", "_matrix"):
             del state[key]
         for key in ("_w", "_v", "_total"):
             state.pop(key, None)
@@ -130,10 +134,17 @@ class _DceNull:
         return self._session
 
     def _positives(self, b):
+        if self._matrix is not None:
+            return self._matrix[b]
         m1 = self._cache.get(b)
         if m1 is None:
             m1 = self.resampler.positives(self.seeds[b])
         return m1
+
+    def release(self):
+        """Drop the draws' masses kept for the bounds (the values stay)."""
+        self._cache.clear()
+        self._matrix = None
 
     def _solve(self, b):
         session = self._program()
@@ -208,6 +219,11 @@ class _DceNull:
         """Bounds of every open draw from the certificates at hand, in blocks."""
         self._program()
         stale = np.flatnonzero(~self.solved & (self._applied < len(self._certificates)))
+        if self._matrix is None and self.size * self._w.shape[0] * 8 <= _MATRIX_BYTES:
+            self._matrix = np.array([self._positives(b) for b in range(self.size)])
+        if self._matrix is not None:
+            self._bound(stale, self._matrix[stale])
+            return
         for start in range(0, stale.shape[0], _BLOCK):
             draws = stale[start : start + _BLOCK]
             m1 = np.array([self._positives(b) for b in draws.tolist()])
@@ -215,6 +231,9 @@ class _DceNull:
 
     def _refresh(self, draws):
         """Bring the bounds of ``draws`` up to date (keeping their masses if few)."""
+        if self._matrix is not None:
+            self._bound(draws, self._matrix[draws])
+            return
         if draws.shape[0] > _BLOCK:
             self._bound_all()
             return
@@ -281,7 +300,7 @@ class _DceNull:
         """Every draw, solved exactly, sorted (solving the others first)."""
         for b in np.flatnonzero(~self.solved).tolist():
             self._solve(b)
-        self._cache.clear()
+        self.release()
         return np.sort(self.values)
 
 

@@ -724,6 +724,8 @@ default=None
                     )
                 else:
                     p_value = _smallest_rejecting_level(statistic, threshold_at)
+                if isinstance(null, _DceNull):
+                    null.release()  # the masses kept for its bounds
                 calibrated = bool(statistic <= threshold)
             n_drawn = int(null.size)
             min_epsilon = None
