@@ -28,6 +28,12 @@ the draws solved at fit, the CPU seconds of then reading
 p-value and ``min_epsilon``; then the ratios and whether the answers and
 the null statistics agree.
 
+``python benchmarks/bench_tester.py --dce-tolerant-paired --before DIR`` runs
+the dCE tolerant rows of ``tester_error_rates.py`` (B = 49, n = 1,000, 40
+data sets each, plus shifts of 0.25 and 0.3) with the version built in DIR
+and the installed one on the same data, and counts the data sets where
+the decision, threshold, p-value or ``min_epsilon`` differ.
+
 ``python benchmarks/bench_tester.py --tail [--seeds 20] [--before-seeds 3]``
 times the default smCE tester at n = 10**6 (issue 26 item 3: median
 ``decide`` <= 1 s, maximum over 20 seeds <= 3 s), on a calibrated model
@@ -209,6 +215,70 @@ def dce_tolerant(before_dir=None):
               f"n_resamples: {same}; largest |difference| of null_statistics_: {diff:.1e}")
 
 
+def dce_tolerant_paired(before_dir, n_sets=40, n=1000, n_resamples=49):
+    """The dCE tolerant rows of tester_error_rates.py, this version and main, paired.
+
+    The scenarios of ``tester_error_rates.py`` (its data makers; seeds
+    ``[row, n, r]``) and three shifts beyond the tolerance, ``n_sets`` data
+    sets each; both versions decide on the same data in this process, and
+    every difference of decision, threshold, p-value or ``min_epsilon`` is
+    counted (the null statistics are compared too).
+    """
+    from tester_error_rates import ALPHA, lemma1, shifted, two_point
+
+    import skcal.tester._dcebound as dcebound
+
+    old = before_modules(before_dir)
+    Old = old["skcal.tester"].CalibrationTester
+    # (the constant and two-point predictions have too few distinct values for
+    # the branch and bound: the draws of every version, run as before)
+    makers = [shifted(0.02), shifted(0.15), shifted(0.25), shifted(0.3),
+              lemma1(0.02), two_point(0.1, 0.2)]
+    print(f"dCE tolerant tester (tolerance 0.02, B = {n_resamples}, alpha {ALPHA}), "
+          f"n = {n}, {n_sets} data sets per row; before: {before_dir}; "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print("differ: data sets whose decision / threshold, p-value or min_epsilon differ; "
+          "max |d|: the largest difference of the threshold (p-value, null statistics)")
+    print(f"{'data':<40}{'% no before':>12}{'% no after':>11}{'differ':>9}"
+          f"{'max |d thr|':>12}{'|d p|':>9}{'|d null|':>9}{'solved':>7}"
+          f"{'cpu before':>11}{'cpu after':>10}")
+    for index, make in enumerate(makers):
+        rejected = {"before": 0, "after": 0}
+        differ, decided, gap, d_thr, d_p, solved = 0, 0, 0.0, 0.0, 0.0, []
+        cpu = {"before": 0.0, "after": 0.0}
+        for r in range(n_sets):
+            seed = [index, n, r]
+            y, p = make(np.random.default_rng(seed), n)
+            results = {}
+            for version, cls, modules in (("before", Old, old),
+                                          ("after", CalibrationTester, None)):
+                with swapped(modules) if modules else swapped({}):
+                    tester = cls(measure="dce", tolerance=0.02, n_resamples=n_resamples,
+                                 random_state=seed[-1], alpha=ALPHA)
+                    start = time.process_time()
+                    result = tester.decide(y, p)
+                    cpu[version] += time.process_time() - start
+                    lazy = tester.__dict__.get("_null_statistics")
+                    if version == "after":
+                        solved.append(lazy.n_solved if isinstance(lazy, dcebound._DceNull)
+                                      else n_resamples)
+                    null = np.asarray(tester.null_statistics_)
+                results[version] = (result, null)
+                rejected[version] += not result.calibrated
+            (a, na), (b, nb) = results["before"], results["after"]
+            differ += any(getattr(a, k) != getattr(b, k) for k in
+                          ("calibrated", "threshold", "p_value", "min_epsilon", "n_resamples"))
+            decided += a.calibrated != b.calibrated
+            gap = max(gap, float(np.max(np.abs(na - nb))))
+            d_thr = max(d_thr, abs(a.threshold - b.threshold))
+            d_p = max(d_p, abs(a.p_value - b.p_value))
+        print(f"{make.__name__:<40}{100 * rejected['before'] / n_sets:>11.1f}%"
+              f"{100 * rejected['after'] / n_sets:>10.1f}%{decided:>4} / {differ:<3}"
+              f"{d_thr:>11.1e}{d_p:>9.1e}{gap:>9.1e}"
+              f"{np.mean(solved):>7.1f}{cpu['before']:>10.1f}s{cpu['after']:>9.1f}s",
+              flush=True)
+
+
 _BEFORE = "tail"  # what "before" turns off: the tail bound, or the new draw ("draw")
 
 
@@ -305,6 +375,9 @@ def tail(n_seeds, n_before, n_jobs=None):
 
 
 def main():
+    if "--dce-tolerant-paired" in sys.argv:
+        dce_tolerant_paired(sys.argv[sys.argv.index("--before") + 1])
+        return
     if "--dce-tolerant" in sys.argv:
         before = sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None
         dce_tolerant(before)
