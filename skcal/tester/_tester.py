@@ -364,10 +364,12 @@ class CalibrationTester(BaseEstimator):
     feasible transport plan whose cost is an upper bound. The test solves
     exactly only the draws whose interval (widened by a safety margin of
     ``1e-9 + 1e-6`` times the bound) does not settle the order statistic
-    or the comparison asked, most likely first; every answer is that of
-    solving all draws. At ``n = 2000`` and the defaults it solves about
-    10 of 999 draws. Each draw's program starts from one fixed basis, so
-    its value does not depend on which draws were solved before it.
+    or the comparison asked, the largest upper bound first; every answer
+    is that of solving all draws. At ``n = 2000`` and the defaults it
+    solves about 10 of 999 draws. Each draw's program starts from one
+    fixed basis, so its value does not depend on which draws were solved
+    before it (earlier versions warm-started each draw from the previous
+    one: the last bits, up to about 1e-16, depended on the order).
 
     In resample mode with ``e2 = 0``, ``min_epsilon_ = (threshold_ + t_no) /
     c``, with ``c = 1/2`` (smCE), ``1`` (dCE) or ``1/4`` (cutoff; cutoff >=
