@@ -787,8 +787,12 @@ default=None
         return self
 
     @property
-    def null_statistics_(self):
-        # the dCE tolerant test solves its other draws on first reading (_dcebound)
+    def null_statistics_(self) -> np.ndarray | None:
+        """The measure on each resampled data set (resample mode), sorted.
+
+        See the class's Attributes: the tolerant dCE test solves the draws its
+        answers did not need when this is first read.
+        """
         try:
             null = self.__dict__["_null_statistics"]
         except KeyError:
