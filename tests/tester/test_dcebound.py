@@ -113,13 +113,27 @@ def test_same_answers_as_every_draw_solved(monkeypatch):
     assert solved < 0.5 * drawn
 
 
-def test_the_comparison_fails_when_needed_draws_are_pruned(monkeypatch):
-    # upper bounds that are too low prune draws the answers need
-    real = dcebound._DceNull._upper_bound
-    monkeypatch.setattr(
-        dcebound._DceNull, "_upper_bound", lambda self, m1, t: 0.7 * real(self, m1, t)
-    )
-    differ, _, _ = _compare(monkeypatch, 48, seed=0)
+@pytest.mark.parametrize("broken", ["upper", "lower"])
+def test_the_comparison_fails_when_needed_draws_are_pruned(monkeypatch, broken):
+    # bounds that are wrong (upper 10% too low, lower 0.02 too high) prune
+    # draws the answers need, and the comparison above sees it (far worse
+    # bounds contradict each other, and the branch and bound then solves
+    # every draw: its fallback)
+    if broken == "upper":
+        real = dcebound._DceNull._upper_bound
+        monkeypatch.setattr(
+            dcebound._DceNull, "_upper_bound", lambda self, m1, t: 0.9 * real(self, m1, t)
+        )
+    else:
+        real = dcebound._DceNull._add_certificate
+
+        def raised(self, psi, t):
+            real(self, psi, t)
+            base, slope, sinks = self._certificates[-1]
+            self._certificates[-1] = (base + 0.02, slope, sinks)
+
+        monkeypatch.setattr(dcebound._DceNull, "_add_certificate", raised)
+    differ, _, _ = _compare(monkeypatch, 32, seed=0)
     assert differ > 0
 
 
