@@ -364,8 +364,9 @@ class _FixedStartSession(_Session):
     a function of the masses alone, bit for bit, whichever draws were
     solved before and in whichever session (the tester's branch and bound
     solves a subset of its draws and may finish the others later). Same
-    program, options and value formula as :meth:`_Session.solve`; the cost
-    is that of a warm start (~7 ms a draw at n = 2,000 either way).
+    program, options and value formula as :meth:`_Session.solve`; a solve
+    costs 10 to 20% more than one warm-started from the previous draw
+    (about 7.5 ms at n = 2,000, ``benchmarks/bench_tester.py``).
     """
 
     def __init__(self, values, u, reference):
