@@ -123,8 +123,8 @@ class _DceNull:
     def _program(self):
         if self._session is None:
             G = self.resampler.G
-            w = np.asarray(G.weights, dtype=np.float64)
-            v = np.asarray(G.values, dtype=np.float64)
+            w = np.ascontiguousarray(G.weights, dtype=np.float64)
+            v = np.ascontiguousarray(G.values, dtype=np.float64)
             # the start of every solve: the optimal basis of the mean draw
             # (masses w (1 - v) and w v), solved cold
             mean1 = w * v
