@@ -17,13 +17,15 @@ scores timed the same way.
     python benchmarks/bench_dce.py --tester        # the dCE tolerant tester too
     python benchmarks/bench_dce.py --draws 200     # only the resample re-solves
 
-``--tester`` and ``--draws`` time the re-solves of one ``(values, grid)``
-with new masses (``_ldtc._Session``, what every null draw of the dCE tolerant
-tester runs) at n = 2,000 on the default grid: "before" is the session of
-commit ``741d6f4`` (read with ``git show`` and run against the installed
-package), "after" the installed one, interleaved in one process on the same
-draws; the largest difference of the values (and, for ``--tester``, of
-``null_statistics_``) is printed.
+``--draws`` times the re-solves of one ``(values, grid)`` with new masses
+(``_ldtc._Session``) at n = 2,000 on the default grid: "before" is the
+session of commit ``741d6f4`` (read with ``git show`` and run against the
+installed package), "after" the installed one, interleaved in one process
+on the same draws; the largest difference of the values is printed.
+``--tester`` times the dCE tolerant tester's ``fit`` at n = 2,000 with
+every draw solved and with the branch and bound over the draws
+(``skcal.tester._dcebound``), the draws each solved, and the time of then
+reading ``null_statistics_``.
 """
 
 import argparse
@@ -130,28 +132,31 @@ def draws(n_draws):
 
 
 def tester(n_resamples):
+    import skcal.tester._dcebound as dcebound
+
     rng = np.random.default_rng(0)  # the data of bench_tester.py --dce-tolerant
     p = rng.random(2000)
     y = (rng.random(2000) < p).astype(float)
     print(f"\ndCE tolerant tester, n = 2000, tolerance 0.02, {n_resamples} draws "
-          "(target 0.5 s at 999)")
-    print(f"{'version':>8} {'cpu s':>8} decision threshold min_epsilon")
+          "(target 0.5 s at 999); every: all draws solved at fit; branch and bound: "
+          "only those the answers need (the rest when null_statistics_ is read)")
+    print(f"{'version':>16} {'fit cpu s':>9} {'solved':>6} {'null cpu s':>10} decision "
+          "threshold min_epsilon")
     nulls = {}
-    real = ldtc._Session
-    try:
-        for name, session_class in versions():
-            ldtc._Session = session_class
-            ldtc._last.key = ldtc._last.session = None
-            test = CalibrationTester(measure="dce", tolerance=0.02, random_state=0,
-                                     n_resamples=n_resamples)
-            result, seconds = cpu(lambda test=test: test.fit(y, p).result_)
-            nulls[name] = np.asarray(test.null_statistics_)
-            print(f"{name:>8} {seconds:>8.2f} {result.calibrated!s:>8} "
-                  f"{result.threshold:.12f} {result.min_epsilon:.12f}", flush=True)
-    finally:
-        ldtc._Session = real
-    print(f"largest difference of null_statistics_: "
-          f"{np.max(np.abs(nulls['before'] - nulls['after'])):.1e}")
+    for name, on in (("every", False), ("branch and bound", True)):
+        dcebound._BRANCH_AND_BOUND = on
+        test = CalibrationTester(measure="dce", tolerance=0.02, random_state=0,
+                                 n_resamples=n_resamples)
+        result, seconds = cpu(lambda test=test: test.fit(y, p).result_)
+        lazy = test.__dict__.get("_null_statistics")
+        solved = lazy.n_solved if isinstance(lazy, dcebound._DceNull) else n_resamples
+        nulls[name], null_seconds = cpu(lambda test=test: np.asarray(test.null_statistics_))
+        print(f"{name:>16} {seconds:>9.2f} {solved:>6} {null_seconds:>10.2f} "
+              f"{result.calibrated!s:>8} {result.threshold:.15g} {result.min_epsilon:.15g}",
+              flush=True)
+    dcebound._BRANCH_AND_BOUND = True
+    print("null_statistics_ identical: "
+          f"{np.array_equal(nulls['every'], nulls['branch and bound'])}")
 
 
 def main():

@@ -13,16 +13,26 @@ The old tester always draws 999 resamples and is timed once per n.
 
 Run: ``python benchmarks/bench_tester.py`` (about two minutes).
 
-``python benchmarks/bench_tester.py --dce-tolerant`` times only the dCE
-tolerant test (``measure="dce", tolerance=0.02``, 999 draws) at n = 2,000
-(target 0.5 s), before and after in one process: both re-solve one HiGHS
-model from the previous draw's basis (``_ldtc._Session``); "before" is the
-session of commit 741d6f4 (every column bound passed again each draw, HiGHS's
-default pricing), "after" the installed one, run alternately, twice each. The largest difference of
-``null_statistics_`` is printed, with the threshold and ``min_epsilon`` of
-each. Wall and CPU time are printed (CPU is what a loaded machine does not
-inflate). (The version before the session solved every draw with a new
-``scipy.optimize.linprog`` model: about 2.5 times slower again.)
+``python benchmarks/bench_tester.py --dce-tolerant [--before DIR]`` times
+only the dCE tolerant test (``measure="dce", tolerance=0.02``, 999 draws) at
+n = 2,000 (target 0.5 s) in one process, alternately, twice each: "after"
+(the installed version: branch and bound over the draws,
+``skcal.tester._dcebound``), "every" (the same with the branch and bound
+off: every draw solved at fit, the same values) and, with ``--before DIR``,
+the skcal built into ``DIR`` by ``pip install --no-deps
+--no-build-isolation --target DIR /work/main``, imported beside the
+installed one. Printed per run: wall and CPU seconds of ``decide``, the CPU
+seconds of its interval (``result.interval``, the measure's bootstrap),
+the draws solved at fit, the CPU seconds of then reading
+``null_statistics_`` (the other draws solved), the decision, threshold,
+p-value and ``min_epsilon``; then the ratios and whether the answers and
+the null statistics agree.
+
+``python benchmarks/bench_tester.py --dce-tolerant-paired --before DIR`` runs
+the dCE tolerant rows of ``tester_error_rates.py`` (B = 49, n = 1,000, 40
+data sets each, plus shifts of 0.25 and 0.3) with the version built in DIR
+and the installed one on the same data, and counts the data sets where
+the decision, threshold, p-value or ``min_epsilon`` differ.
 
 ``python benchmarks/bench_tester.py --tail [--seeds 20] [--before-seeds 3]``
 times the default smCE tester at n = 10**6 (issue 26 item 3: median
@@ -91,36 +101,182 @@ def row(n, data, version, seconds, draws, calibrated, note=""):
     )
 
 
-def dce_tolerant():
-    from bench_dce import session_before
+def before_modules(path):
+    """The modules of the skcal installed at ``path``, imported beside this one.
 
-    import skcal.metrics._ldtc as ldtc
+    ``path`` is a ``pip install --no-deps --no-build-isolation --target
+    DIR /work/main`` build. Its modules are imported with this package's
+    taken out of ``sys.modules`` (and the editable install's finder out of
+    ``sys.meta_path``), then swapped back; :func:`swapped` puts them in
+    place while the old version runs, so its lazy imports find its own.
+    """
+    import importlib
+
+    mine = {k: sys.modules.pop(k) for k in list(sys.modules) if k.split(".")[0] == "skcal"}
+    finders = [f for f in sys.meta_path if "skcal" in repr(f) or "editable" in repr(f).lower()]
+    for finder in finders:
+        sys.meta_path.remove(finder)
+    sys.path.insert(0, path)
+    try:
+        for name in ("skcal", "skcal.tester", "skcal.metrics._ldtc", "skcal._interval",
+                     "skcal.display"):
+            importlib.import_module(name)
+        theirs = {k: sys.modules.pop(k) for k in list(sys.modules)
+                  if k.split(".")[0] == "skcal"}
+    finally:
+        sys.path.remove(path)
+        sys.meta_path[0:0] = finders
+        sys.modules.update(mine)
+    assert os.path.dirname(theirs["skcal"].__file__).startswith(os.path.abspath(path))
+    return theirs
+
+
+class swapped:
+    """Context: ``modules`` (of :func:`before_modules`) in ``sys.modules``."""
+
+    def __init__(self, modules):
+        self.modules = modules
+
+    def __enter__(self):
+        self.saved = {k: sys.modules[k] for k in self.modules if k in sys.modules}
+        sys.modules.update(self.modules)
+
+    def __exit__(self, *exc):
+        for k in self.modules:
+            sys.modules.pop(k, None)
+        sys.modules.update(self.saved)
+
+
+def dce_tolerant(before_dir=None):
+    import skcal.tester._dcebound as dcebound
+    import skcal.tester._tester as tester_module
 
     n = 2000
     rng = np.random.default_rng(0)
     p = rng.random(n)
     y = (rng.random(n) < p).astype(float)
-    print(f"dCE tolerant test, n = {n}, tolerance 0.02, target 0.5 s; "
+    print(f"dCE tolerant test, n = {n}, tolerance 0.02, 999 draws, target 0.5 s; "
           f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'version':>8} {'wall s':>8} {'cpu s':>8} {'draws':>6} threshold min_epsilon")
-    real, nulls = ldtc._Session, {}
-    before = session_before()
-    try:
-        # alternated, twice: the machine's load moves between runs
-        for version, session in [("before", before), ("after", real)] * 2:
-            ldtc._Session = session
-            ldtc._last.key = ldtc._last.session = None
-            tester = CalibrationTester(measure="dce", tolerance=0.02, random_state=0)
-            cpu = time.process_time()
-            seconds, result = timed(tester, y, p)
-            cpu = time.process_time() - cpu
-            nulls[version] = np.asarray(tester.null_statistics_)
-            print(f"{version:>8} {seconds:>8.2f} {cpu:>8.2f} {result.n_resamples:>6} "
-                  f"{result.threshold:.12f}  {result.min_epsilon:.12f}", flush=True)
-    finally:
-        ldtc._Session = real
-    print("largest difference of null_statistics_: "
-          f"{np.max(np.abs(nulls['before'] - nulls['after'])):.1e}")
+    interval_cpu = [0.0]
+    real_interval = tester_module._measure_interval
+
+    def timed_interval(*args, **kwargs):
+        start = time.process_time()
+        out = real_interval(*args, **kwargs)
+        interval_cpu[0] += time.process_time() - start
+        return out
+
+    tester_module._measure_interval = timed_interval
+    versions = [("every", CalibrationTester, None), ("after", CalibrationTester, None)]
+    if before_dir is not None:
+        old = before_modules(before_dir)
+        print(f"before: {os.path.dirname(old['skcal'].__file__)}")
+        versions.insert(0, ("before", old["skcal.tester"].CalibrationTester, old))
+    print("every: this version with the branch and bound off (every draw solved at fit)")
+    print(f"{'version':>8} {'wall s':>7} {'cpu s':>7} {'interval':>8} {'solved':>6} "
+          f"{'null s':>6} calibrated threshold p_value min_epsilon")
+    runs = {}
+    # alternated, twice: the machine's load moves between runs
+    for _ in range(2):
+        for version, cls, modules in versions:
+            dcebound._BRANCH_AND_BOUND = version != "every"
+            interval_cpu[0] = 0.0
+            tester = cls(measure="dce", tolerance=0.02, random_state=0)
+            with swapped(modules) if modules else swapped({}):
+                cpu = time.process_time()
+                seconds, result = timed(tester, y, p)
+                cpu = time.process_time() - cpu
+                lazy = tester.__dict__.get("_null_statistics")
+                solved = lazy.n_solved if isinstance(lazy, dcebound._DceNull) else 999
+                start = time.process_time()
+                null = np.asarray(tester.null_statistics_)
+                null_cpu = time.process_time() - start
+            interval = interval_cpu[0] if version != "before" else float("nan")
+            runs.setdefault(version, []).append((seconds, cpu, result, null))
+            print(f"{version:>8} {seconds:>7.2f} {cpu:>7.2f} {interval:>8.2f} {solved:>6} "
+                  f"{null_cpu:>6.2f} {result.calibrated!s:>10} {result.threshold:.15g} "
+                  f"{result.p_value:.6g} {result.min_epsilon:.15g}", flush=True)
+    dcebound._BRANCH_AND_BOUND = True
+    tester_module._measure_interval = real_interval
+    after = runs["after"][-1]
+    for version in runs:
+        if version == "after":
+            continue
+        other = runs[version][-1]
+        same = all(getattr(other[2], k) == getattr(after[2], k) for k in
+                   ("calibrated", "threshold", "p_value", "min_epsilon", "n_resamples"))
+        diff = float(np.max(np.abs(other[3] - after[3])))
+        cpu_ratio = np.median([r[1] for r in runs[version]]) / np.median(
+            [r[1] for r in runs["after"]])
+        wall_ratio = np.median([r[0] for r in runs[version]]) / np.median(
+            [r[0] for r in runs["after"]])
+        print(f"{version} -> after: cpu {cpu_ratio:.1f}x, wall {wall_ratio:.1f}x faster "
+              "(medians of 2); same calibrated/threshold/p_value/min_epsilon/"
+              f"n_resamples: {same}; largest |difference| of null_statistics_: {diff:.1e}")
+
+
+def dce_tolerant_paired(before_dir, n_sets=40, n=1000, n_resamples=49):
+    """The dCE tolerant rows of tester_error_rates.py, this version and main, paired.
+
+    The scenarios of ``tester_error_rates.py`` (its data makers; seeds
+    ``[row, n, r]``) and three shifts beyond the tolerance, ``n_sets`` data
+    sets each; both versions decide on the same data in this process, and
+    every difference of decision, threshold, p-value or ``min_epsilon`` is
+    counted (the null statistics are compared too).
+    """
+    from tester_error_rates import ALPHA, lemma1, shifted, two_point
+
+    import skcal.tester._dcebound as dcebound
+
+    old = before_modules(before_dir)
+    Old = old["skcal.tester"].CalibrationTester
+    # (the constant and two-point predictions have too few distinct values for
+    # the branch and bound: the draws of every version, run as before)
+    makers = [shifted(0.02), shifted(0.15), shifted(0.25), shifted(0.3),
+              lemma1(0.02), two_point(0.1, 0.2)]
+    print(f"dCE tolerant tester (tolerance 0.02, B = {n_resamples}, alpha {ALPHA}), "
+          f"n = {n}, {n_sets} data sets per row; before: {before_dir}; "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print("differ: data sets whose decision / threshold, p-value or min_epsilon differ; "
+          "max |d|: the largest difference of the threshold (p-value, null statistics)")
+    print(f"{'data':<40}{'% no before':>12}{'% no after':>11}{'differ':>9}"
+          f"{'max |d thr|':>12}{'|d p|':>9}{'|d null|':>9}{'solved':>7}"
+          f"{'cpu before':>11}{'cpu after':>10}")
+    for index, make in enumerate(makers):
+        rejected = {"before": 0, "after": 0}
+        differ, decided, gap, d_thr, d_p, solved = 0, 0, 0.0, 0.0, 0.0, []
+        cpu = {"before": 0.0, "after": 0.0}
+        for r in range(n_sets):
+            seed = [index, n, r]
+            y, p = make(np.random.default_rng(seed), n)
+            results = {}
+            for version, cls, modules in (("before", Old, old),
+                                          ("after", CalibrationTester, None)):
+                with swapped(modules) if modules else swapped({}):
+                    tester = cls(measure="dce", tolerance=0.02, n_resamples=n_resamples,
+                                 random_state=seed[-1], alpha=ALPHA)
+                    start = time.process_time()
+                    result = tester.decide(y, p)
+                    cpu[version] += time.process_time() - start
+                    lazy = tester.__dict__.get("_null_statistics")
+                    if version == "after":
+                        solved.append(lazy.n_solved if isinstance(lazy, dcebound._DceNull)
+                                      else n_resamples)
+                    null = np.asarray(tester.null_statistics_)
+                results[version] = (result, null)
+                rejected[version] += not result.calibrated
+            (a, na), (b, nb) = results["before"], results["after"]
+            differ += any(getattr(a, k) != getattr(b, k) for k in
+                          ("calibrated", "threshold", "p_value", "min_epsilon", "n_resamples"))
+            decided += a.calibrated != b.calibrated
+            gap = max(gap, float(np.max(np.abs(na - nb))))
+            d_thr = max(d_thr, abs(a.threshold - b.threshold))
+            d_p = max(d_p, abs(a.p_value - b.p_value))
+        print(f"{make.__name__:<40}{100 * rejected['before'] / n_sets:>11.1f}%"
+              f"{100 * rejected['after'] / n_sets:>10.1f}%{decided:>4} / {differ:<3}"
+              f"{d_thr:>11.1e}{d_p:>9.1e}{gap:>9.1e}"
+              f"{np.mean(solved):>7.1f}{cpu['before']:>10.1f}s{cpu['after']:>9.1f}s",
+              flush=True)
 
 
 _BEFORE = "tail"  # what "before" turns off: the tail bound, or the new draw ("draw")
@@ -219,8 +375,12 @@ def tail(n_seeds, n_before, n_jobs=None):
 
 
 def main():
+    if "--dce-tolerant-paired" in sys.argv:
+        dce_tolerant_paired(sys.argv[sys.argv.index("--before") + 1])
+        return
     if "--dce-tolerant" in sys.argv:
-        dce_tolerant()
+        before = sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None
+        dce_tolerant(before)
         return
     if "--tail" in sys.argv:
         global _BEFORE

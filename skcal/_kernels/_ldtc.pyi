@@ -42,3 +42,12 @@ def cut_blocks(
     tol: float,
     pieces: NDArray[np.intp],
 ) -> int: ...
+def transport_bounds(
+    positives: NDArray[np.float64],
+    weights: NDArray[np.float64],
+    values: NDArray[np.float64],
+    u: NDArray[np.float64],
+    t: NDArray[np.float64],
+    total: float,
+    out: NDArray[np.float64],
+) -> None: ...

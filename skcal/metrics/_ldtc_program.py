@@ -58,7 +58,9 @@ combinatorial algorithm was found; what is known of the structure:
   needs a solver of its own, not HiGHS: e.g. a network simplex on this
   two-path graph with gain-like sink columns, each pivot O(M), with each
   (cell, label) run of split columns priced as one convex piecewise
-  linear arc.
+  linear arc. (The tolerant tester instead solves few of its draws:
+  ``skcal.tester._dcebound`` bounds the others by the duals and the
+  calibrated sinks of the draws it solves, about 10 of 999 at n = 2,000.)
 """
 
 import numpy as np

@@ -228,6 +228,7 @@ class _BinaryData:
         if self.p is None:
             self.int_counts = self.counts.astype(np.int64)
             self.single = bool(np.all(self.int_counts == 1))
+        self.resampler = _Resampler(self)
         # smCE on distinct predictions of one weight: a draw is its uniforms
         # and one kernel call, which releases the GIL (so threads can share
         # the draws); the same numbers as the generic path below
@@ -255,11 +256,8 @@ class _BinaryData:
     def draw(self, seed):
         rng = np.random.default_rng(seed)
         G = self.G
-        if self.p is not None:
-            hits = rng.random(self.p.shape[0]) < self.p
-            positives = np.bincount(self.index, weights=self.w * hits, minlength=len(G))
-        elif self.single:
-            if self.bernoulli and _BERNOULLI_DRAWS and _KERNEL_DRAWS:
+        if self.bernoulli and _BERNOULLI_DRAWS:
+            if _KERNEL_DRAWS:
                 # the uniforms of rng.random(len(G)), drawn inside the kernel
                 value = smce_null_draw(
                     G.values, rng.bit_generator, self.scale, G.total,
@@ -267,18 +265,47 @@ class _BinaryData:
                 )
                 return _as_value(value, "on a resample")
             uniforms = rng.random(len(G))
-            if self.bernoulli and _BERNOULLI_DRAWS:
-                value = smce_bernoulli(
-                    G.values, uniforms, self.scale, G.total, np.empty(2 * len(G))
-                )
-                return _as_value(value, "on a resample")
-            positives = (uniforms < G.values) * self.scale
-        else:
-            positives = rng.binomial(self.int_counts, G.values) * self.scale
+            value = smce_bernoulli(
+                G.values, uniforms, self.scale, G.total, np.empty(2 * len(G))
+            )
+            return _as_value(value, "on a resample")
         return _as_value(
-            self.core(G.with_positives(positives.astype(np.float64))),
+            self.core(G.with_positives(self.resampler(rng))),
             "on a resample",
         )
+
+
+class _Resampler:
+    """The positive weight of each distinct prediction in one null draw.
+
+    What :meth:`_BinaryData.draw` draws before its measure, kept apart (and
+    light enough to pickle with a fitted tester) for the dCE branch and
+    bound, which redraws the same masses from the same seeds
+    (:mod:`skcal.tester._dcebound`).
+    """
+
+    def __init__(self, data):
+        self.G = data.G
+        self.p, self.w = data.p, data.w
+        self.index = getattr(data, "index", None)
+        self.scale = getattr(data, "scale", None)
+        self.int_counts = getattr(data, "int_counts", None)
+        self.single = getattr(data, "single", False)
+
+    def __call__(self, rng):
+        G = self.G
+        if self.p is not None:
+            hits = rng.random(self.p.shape[0]) < self.p
+            positives = np.bincount(self.index, weights=self.w * hits, minlength=len(G))
+        elif self.single:
+            positives = (rng.random(len(G)) < G.values) * self.scale
+        else:
+            positives = rng.binomial(self.int_counts, G.values) * self.scale
+        return positives.astype(np.float64)
+
+    def positives(self, seed):
+        """The positive weights of the draw of ``seed``."""
+        return self(np.random.default_rng(seed))
 
 
 class _CustomData:

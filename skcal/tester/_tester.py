@@ -30,6 +30,7 @@ from .._input import (
 )
 from ..measures import CalibrationMeasure
 from ..metrics._ldtc import grid_points
+from ._dcebound import _dce_null, _DceNull
 from ._null import (
     _THEOREMS,
     _draw_all,
@@ -134,6 +135,11 @@ class CalibrationTester(BaseEstimator):
         Resample mode only.
     null_statistics_ : ndarray of shape (`n_resamples_`,) or None
         The measure on each resampled data set (resample mode), sorted.
+        For ``measure="dce"`` with ``tolerance > 0``, ``fit`` solves only
+        the draws its decision, threshold and p-value need (Notes, "dCE
+        draws by branch and bound"); the others are solved, from the same
+        seeds, when this attribute is first read (after pickling too):
+        the values are those of solving every draw at ``fit``, bit for bit.
     n_resamples_ : int or None
         Resamples drawn (resample mode).
     min_epsilon_ : float or None
@@ -345,6 +351,25 @@ class CalibrationTester(BaseEstimator):
     is rejected with probability at most ``0.8 a + 0.1 a + 0.1 a = a``, for
     every ``n``. The test is conservative (``A'``, ``S`` and ``Delta`` are
     worst cases); ``p_value_`` is the smallest level at which it rejects.
+
+    *dCE draws by branch and bound.* Each dCE draw is a linear program
+    (about 7 ms at ``n = 2000``), but the test reads its ``B`` draws only
+    through the ``(k - j)``-th largest (the threshold) and through
+    comparisons of the statistic with such order statistics plus a shift
+    (the p-value's bisection). A draw keeps the predictions and moves mass
+    between the two outcomes of each, so the certificates of a solved draw
+    bound every other draw in ``O(n)``: its dual potentials give a lower
+    bound (weak duality, Hu et al., Lemma 18), and its calibrated masses on
+    the grid, rescaled to the other draw's totals of each outcome, a
+    feasible transport plan whose cost is an upper bound. The test solves
+    exactly only the draws whose interval (widened by a safety margin of
+    ``1e-9 + 1e-6`` times the bound) does not settle the order statistic
+    or the comparison asked, the largest upper bound first; every answer
+    is that of solving all draws. At ``n = 2000`` and the defaults it
+    solves about 10 of 999 draws. Each draw's program starts from one
+    fixed basis, so its value does not depend on which draws were solved
+    before it (earlier versions warm-started each draw from the previous
+    one: the last bits, up to about 1e-16, depended on the order).
 
     In resample mode with ``e2 = 0``, ``min_epsilon_ = (threshold_ + t_no) /
     c``, with ``c = 1/2`` (smCE), ``1`` (dCE) or ``1/4`` (cutoff; cutoff >=
@@ -681,7 +706,9 @@ default=None
                     bool(statistic <= threshold) if rejected is None else not rejected
                 )
             else:
-                null = np.sort(_draw_all(data.draw, seeds, self.n_jobs))
+                null = _dce_null(name, measure, data, seeds) if tolerance > 0 else None
+                if null is None:
+                    null = np.sort(_draw_all(data.draw, seeds, self.n_jobs))
                 if tolerance == 0:
 
                     def threshold_at(level):
@@ -699,6 +726,8 @@ default=None
                     )
                 else:
                     p_value = _smallest_rejecting_level(statistic, threshold_at)
+                if isinstance(null, _DceNull):
+                    null.release()  # the masses kept for its bounds
                 calibrated = bool(statistic <= threshold)
             n_drawn = int(null.size)
             min_epsilon = None
@@ -756,6 +785,28 @@ default=None
             ),
         )
         return self
+
+    @property
+    def null_statistics_(self) -> np.ndarray | None:
+        """The measure on each resampled data set (resample mode), sorted.
+
+        See the class's Attributes: the tolerant dCE test solves the draws its
+        answers did not need when this is first read.
+        """
+        try:
+            null = self.__dict__["_null_statistics"]
+        except KeyError:
+            raise AttributeError(
+                f"This {type(self).__name__} instance is not fitted yet: it has "
+                "no attribute 'null_statistics_'."
+            ) from None
+        if isinstance(null, _DceNull):
+            null = self.__dict__["_null_statistics"] = null.sorted_values()
+        return null
+
+    @null_statistics_.setter
+    def null_statistics_(self, value):
+        self.__dict__["_null_statistics"] = value
 
     def _check_params(self):
         """Validate the parameters; resolve the measure to an object and a name."""

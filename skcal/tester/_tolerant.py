@@ -236,7 +236,20 @@ class _TolerantRule:
         if plan is None:
             return math.inf
         k, j, delta = plan
-        return float(self.null[self.null.size - (k - j)]) + self.shift(level, delta)
+        if isinstance(self.null, np.ndarray):
+            return float(self.null[self.null.size - (k - j)]) + self.shift(level, delta)
+        # the dCE null solved by branch and bound (_dcebound): the same draw
+        return self.null.largest(k - j) + self.shift(level, delta)
+
+    def rejects(self, statistic, level):
+        """``statistic > self(level)``, solving only the draws that decide it."""
+        plan = _coupling_plan(level, self.null.size)
+        if plan is None:
+            return statistic > math.inf
+        if isinstance(self.null, np.ndarray):
+            return statistic > self(level)
+        k, j, delta = plan
+        return self.null.exceeds(statistic, k - j, self.shift(level, delta))
 
 
 def _design_gap(values, weights):
@@ -296,14 +309,22 @@ def _tolerant_min_epsilon(name, threshold, alpha, data):
 def _smallest_rejecting_level(statistic, threshold_at, tol=1e-6):
     """Smallest level in (0, 1] whose threshold the statistic exceeds (or 1).
 
-    Thresholds fall as the level rises, so bisection finds it.
+    Thresholds fall as the level rises, so bisection finds it. A rule with
+    a ``rejects(statistic, level)`` method (:class:`_TolerantRule`) is
+    asked that instead of its threshold: the same comparison.
     """
-    if not statistic > threshold_at(1.0):
+    rejects = getattr(threshold_at, "rejects", None)
+    if rejects is None:
+
+        def rejects(statistic, level):
+            return statistic > threshold_at(level)
+
+    if not rejects(statistic, 1.0):
         return 1.0
     low, high = 0.0, 1.0
     while high - low > tol:
         mid = (low + high) / 2
-        if statistic > threshold_at(mid):
+        if rejects(statistic, mid):
             high = mid
         else:
             low = mid
