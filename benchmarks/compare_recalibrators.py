@@ -301,6 +301,7 @@ def skcal_method(cls_or_factory):
         out = model.fit(P_cal, y_cal).predict_proba(P_test)
         fit_predict.chosen = getattr(model, "chosen_", None)
         fit_predict.scores = getattr(model, "scores_", None)
+        fit_predict.tau = getattr(model, "tau_", None)
         fit_predict.P_cal = P_cal
         return out
     return fit_predict
@@ -390,6 +391,10 @@ def methods(quick, variants=False):
     # (the single best candidate, ensemble=False, was a method here until the
     # run of the Newton affine fits; its tables are in
     # results/compare_recalibrators_single.txt)
+    if variants:
+        # the stacked mixture raised to the out-of-fold power tau
+        out["skcal auto (sharpened)"] = skcal_method(
+            lambda labels: AutoRecalibrator(labels, random_state=0, sharpen=True))
     out.update({name: skcal_method(cls) for name, cls in SKCAL.items()})
     out.update(peers(quick))
     if variants:
@@ -689,6 +694,9 @@ def run_case(data_name, X, y, model_name, make_model, split, all_methods, cache)
                 chosen = getattr(all_methods[name], "chosen", None)
                 if chosen is not None:
                     result["chosen"] = chosen
+                tau = getattr(all_methods[name], "tau", None)
+                if tau is not None:  # AutoRecalibrator's power of its pool
+                    result["tau"] = tau
                 scores = getattr(all_methods[name], "scores", None)
                 if scores is not None:
                     result["scores"] = {k: v["score"] for k, v in scores.items()}

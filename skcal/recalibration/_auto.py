@@ -142,9 +142,13 @@ def _mixture(w):
     rows for unit weights, unchanged when every weight is scaled; rows of
     weight 0 do not count).
     """
+    return 1.0 / (_effective_rows(w) + 1.0)
+
+
+def _effective_rows(w):
+    """Kish's effective number of rows ``(sum w)^2 / sum w^2``."""
     w = np.asarray(w, dtype=np.float64)
-    n = float(w.sum()) ** 2 / float(np.dot(w, w))
-    return 1.0 / (n + 1.0)
+    return float(w.sum()) ** 2 / float(np.dot(w, w))
 
 
 def _mix(Q, a):
@@ -283,12 +287,163 @@ def stack(kind, Qs, y, w, prune=1e-3):
     return out
 
 
-def _fold_predict(estimator, P, y, w, P_test):
-    """Out-of-fold predictions of one candidate, mixed, or the error it raised.
+def _power(Q, tau):
+    """Rows of ``Q`` raised to the power ``tau`` and divided by their sums.
 
-    The prediction is mixed with the uniform distribution at the weight
-    ``_mixture(w)`` of the rows the candidate was fitted on, as the final
-    fit's output is.
+    ``q_k^tau / sum_j q_j^tau``, computed as a softmax of ``tau log q``
+    (so that no row underflows to all zeros at large ``tau``); an exact 0
+    stays 0. ``tau = 1`` returns ``Q`` itself.
+    """
+    if tau == 1.0:
+        return Q
+    with np.errstate(divide="ignore"):
+        return _power_of_log(np.log(Q), tau)
+
+
+def _power_of_log(L, tau):
+    """:func:`_power` of the rows whose logarithms are ``L`` (for repeated powers)."""
+    Z = tau * L
+    Z -= Z.max(axis=1, keepdims=True)
+    E = np.exp(Z, out=Z)
+    return E / E.sum(axis=1, keepdims=True)
+
+
+# the search interval of log(tau): tau from about 1/150 to 150, far beyond
+# any temperature a pool of calibrated candidates needs (the fitted tau is
+# reported; one at a bound would show in ``tau_``)
+_LOG_TAU_BOUND = 5.0
+
+
+def _smoothed_targets(y, w, K):
+    """Platt's smoothed targets (1999), one row per observed class.
+
+    A row of class ``k`` puts ``(N_k + 1) / (N_k + 2)`` on its class and
+    ``1 / (N_k + 2)`` shared evenly by the others; for two classes these are
+    exactly Platt's targets ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)``. The
+    counts are those of Kish's effective number of rows ``n`` (as in
+    :func:`_mixture`): ``N_k = n * (weight of class k) / (total weight)``,
+    the plain counts for unit weights and unchanged when every weight is
+    scaled. A fit to these targets cannot make the out-of-fold rows of a
+    small, separable calibration set certain.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    counts = _effective_rows(w) * np.bincount(y, weights=w, minlength=K) / float(w.sum())
+    own = (counts + 1.0) / (counts + 2.0)
+    T = np.repeat(((1.0 - own) / (K - 1))[y][:, None], K, axis=1)
+    T[np.arange(y.shape[0]), y] = own[y]
+    return T
+
+
+def _target_losses(kind, S, T):
+    """Per-row loss of predictions ``S`` against target rows ``T`` (lower is better).
+
+    ``log-loss``: the cross-entropy ``-sum_k t_k log s_k``; ``Brier score``:
+    ``sum_k (s_k - t_k)^2``. One-hot targets give :func:`_row_losses`.
+    """
+    if kind == "log-loss":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            L = np.where(T > 0, T * np.log(S), 0.0)
+        return -L.sum(axis=1)
+    D = S - T
+    return np.einsum("ij,ij->i", D, D)
+
+
+def _entropy(Q, w):
+    """Weighted mean Shannon entropy of the rows of ``Q`` (``0 log 0 = 0``)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        H = -np.where(Q > 0, Q * np.log(Q), 0.0).sum(axis=1)
+    return float(np.dot(w, H) / w.sum())
+
+
+def _sharpness_bound(R, parts, w):
+    """The largest power of the pool ``R`` that the pooling argument supports.
+
+    The entropy is concave, so the pool ``R = sum_j v_j Q_j`` is never
+    sharper (of lower mean entropy) than its candidates on average:
+    ``H(R) >= sum_j v_j H(Q_j)``, the sharpness lost by pooling (Ranjan and
+    Gneiting 2010). A power ``tau > 1`` restores sharpness; beyond the
+    ``tau`` at which ``H(R^tau)`` (decreasing in ``tau``) reaches
+    ``sum_j v_j H(Q_j)`` it would make the pool sharper than its
+    candidates, which no out-of-fold evidence on the candidates supports
+    (where the out-of-fold rows are separable the score keeps falling as
+    ``tau`` grows). Found by bisection on ``log tau`` to ``1e-6``, within
+    the search interval of :func:`_fit_tau`.
+    """
+    target = sum(v * _entropy(Q, w) for v, Q in parts)
+    if _entropy(R, w) <= target:
+        return 1.0
+    with np.errstate(divide="ignore"):
+        L = np.log(R)
+    lo, hi = 0.0, _LOG_TAU_BOUND
+    if _entropy(_power_of_log(L, float(np.exp(hi))), w) >= target:
+        return float(np.exp(hi))
+    while hi - lo > 1e-6:
+        mid = 0.5 * (lo + hi)
+        if _entropy(_power_of_log(L, float(np.exp(mid))), w) > target:
+            lo = mid
+        else:
+            hi = mid
+    return float(np.exp(lo))
+
+
+def _fit_tau(kind, R, a, y, w, targets=None, upper=None):
+    """The power ``tau`` of the pool ``R`` (unmixed) that scores best out of fold.
+
+    The score is the weighted mean row score of ``_mix(_power(R, tau), a)``
+    (``a`` the per-row mixture weight of its fold) against the observed
+    classes, or against the target rows ``targets`` if given (see
+    :func:`_smoothed_targets`), minimised over
+    ``log tau``: on a grid of step ``1/4`` over the search interval, then
+    by Brent's bounded method to ``1e-10`` between the neighbours of the
+    best grid point. Without the mixture the log-loss is convex in ``tau``
+    (``-tau log r_y`` plus a log-sum-exp of functions linear in ``tau``),
+    but the mixture with the uniform, and the Brier score, which flattens
+    as the rows saturate, can make it multimodal (seen on pools of a few
+    rows): hence the grid first. ``upper`` (at least 1) caps the search
+    interval (:func:`_sharpness_bound`). ``tau = 1`` (no transform) is
+    kept unless the score improves by more than ``1e-12`` relative.
+    Returns ``(tau, score, score at tau = 1)``.
+    """
+    from scipy.optimize import minimize_scalar
+
+    W = w / w.sum()
+    K = R.shape[1]
+    with np.errstate(divide="ignore"):
+        L = np.log(R)
+
+    def score(t):
+        S = (1.0 - a)[:, None] * (R if t == 0.0 else _power_of_log(L, float(np.exp(t))))
+        S += (a / K)[:, None]
+        if targets is None:
+            return float(W @ _row_losses(kind, S, y))
+        return float(W @ _target_losses(kind, S, targets))
+
+    at_one = score(0.0)
+    grid = np.linspace(-_LOG_TAU_BOUND, _LOG_TAU_BOUND, int(8 * _LOG_TAU_BOUND) + 1)
+    if upper is not None and np.log(upper) < _LOG_TAU_BOUND:
+        top = max(float(np.log(upper)), 0.0)
+        grid = np.append(grid[grid < top], top)
+    values = np.array([score(t) for t in grid])
+    if not np.isfinite(values).any():
+        return 1.0, at_one, at_one
+    i = int(np.nanargmin(np.where(np.isfinite(values), values, np.nan)))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.shape[0] - 1)]
+    result = minimize_scalar(score, bounds=(lo, hi), method="bounded",
+                             options={"xatol": 1e-10})
+    t, best = (float(result.x), float(result.fun)) if result.fun <= values[i] else (
+        float(grid[i]), float(values[i]))
+    if np.isfinite(best) and best < at_one - 1e-12 * abs(at_one):
+        return float(np.exp(t)), best, at_one
+    return 1.0, at_one, at_one
+
+
+def _fold_predict(estimator, P, y, w, P_test):
+    """Out-of-fold predictions of one candidate, unmixed, or the error it raised.
+
+    The caller mixes the prediction with the uniform distribution at the
+    weight ``_mixture(w)`` of the rows the candidate was fitted on, as the
+    final fit's output is (the unmixed predictions are what ``sharpen``
+    transforms).
     """
     try:
         with warnings.catch_warnings():
@@ -296,7 +451,7 @@ def _fold_predict(estimator, P, y, w, P_test):
             # its out-of-fold score says what the patches were worth
             warnings.filterwarnings("ignore", "UtilityPatchingRecalibrator made no patch")
             model = fit_recalibrator(clone(estimator), P, y, w)
-        return _mix(predict_recalibrator(model, P_test, check=False), _mixture(w))
+        return predict_recalibrator(model, P_test, check=False)
     except Exception as error:  # noqa: BLE001 -- a candidate that fails loses
         return error
 
@@ -340,6 +495,8 @@ class AutoRecalibrator(BaseRecalibrator):
     made it worse, the best single candidate is used). Where candidates
     are close, picking one of them by its out-of-fold score picks partly by
     chance; the mixture averages over that chance instead of betting on it.
+    A mixture of calibrated forecasts is under-confident, so it is then
+    raised to a power fitted out of fold (``sharpen``, below).
     With ``ensemble=False``, or with any other ``selection_scoring`` (scores
     that are not means over rows, where the weights would not be a convex
     problem), the chosen candidate is the one with the best out-of-fold
@@ -434,6 +591,28 @@ class AutoRecalibrator(BaseRecalibrator):
         candidates (stacking, above) rather than the single best candidate.
         It applies to the row scores (``"neg_log_loss"``,
         ``"neg_brier_score"``); other scores always choose one candidate.
+    sharpen : bool, default=True
+        Whether the stacked mixture (when it has more than one candidate)
+        is sharpened: a linear pool of calibrated forecasts is not itself
+        calibrated but under-confident (Ranjan and Gneiting 2010), so the
+        output becomes ``q_k ∝ (sum_j v_j Q_jk)^tau``, a power ``tau > 0``
+        of the pool (a temperature on its log-probabilities; the
+        one-parameter multiclass analogue of their beta-transformed linear
+        pool), fitted on the same out-of-fold predictions as the weights
+        ``v`` (a grid on ``log tau``, then Brent's method to ``1e-10``),
+        then mixed with the uniform as every output is. Two rules keep the
+        fit from running away where the out-of-fold rows are separable (a
+        small calibration set and an over-fitted model, where the score
+        keeps falling as ``tau`` grows): ``tau`` is fitted to Platt's
+        smoothed targets (a row of class ``k`` puts ``(N_k + 1) / (N_k +
+        2)`` on its class, ``N_k`` the effective count of class ``k``)
+        rather than to the bare classes, and ``tau`` is at most the power at
+        which the pool's mean entropy falls to its candidates' weighted mean
+        entropy: the entropy is concave, so pooling can only lose sharpness,
+        and the power restores what pooling lost, never more. ``tau`` is
+        kept only if it also improves the out-of-fold score against the
+        observed classes, so that score is never worse than the pool's.
+        ``tau_`` is the fitted power; no effect with one candidate.
     n_jobs : int, default=None
         Parallel jobs over the (candidate, fold) fits.
     random_state : int, RandomState instance or None, default=None
@@ -459,8 +638,11 @@ class AutoRecalibrator(BaseRecalibrator):
     recalibrator_ : object
         ``recalibrators_[chosen_]``.
     stack_score_ : float or None
-        The out-of-fold score of the mixture (same sign as ``scores_``), or
-        None when one candidate is used.
+        The out-of-fold score of the mixture (same sign as ``scores_``;
+        sharpened by ``tau_``), or None when one candidate is used.
+    tau_ : float
+        The power of the sharpened mixture; 1.0 when there is no transform
+        (``sharpen=False``, one candidate, or no better score).
     scores_ : dict
         For every candidate, ``{"score": s, "se": e}``: its out-of-fold
         score (the selection score, in its own sign: greater is better;
@@ -486,7 +668,12 @@ class AutoRecalibrator(BaseRecalibrator):
     rule, used before). E. Berta, D. Holzmüller, M. I. Jordan and F. Bach,
     "Structured matrix scaling for multi-class calibration", AISTATS 2026.
     T. Gneiting and A. E. Raftery, *Strictly Proper Scoring Rules,
-    Prediction, and Estimation*, 2007. D. H. Wolpert, "Stacked
+    Prediction, and Estimation*, 2007. J. Platt, "Probabilistic outputs for
+    support vector machines and comparisons to regularized likelihood
+    methods", 1999 (smoothed targets). R. Ranjan and T. Gneiting,
+    "Combining probability forecasts", *Journal of the Royal Statistical
+    Society B*, 2010 (a linear pool of calibrated forecasts lacks
+    sharpness; ``sharpen``). D. H. Wolpert, "Stacked
     generalization", *Neural Networks*, 1992. Y. Yao, A. Vehtari, D. Simpson
     and A. Gelman, "Using stacking to average Bayesian predictive
     distributions", *Bayesian Analysis*, 2018.
@@ -518,6 +705,7 @@ class AutoRecalibrator(BaseRecalibrator):
         "cv": [Interval(numbers.Integral, 2, None, closed="left")],
         "max_selection_samples": [Interval(numbers.Integral, 2, None, closed="left"), None],
         "ensemble": ["boolean"],
+        "sharpen": ["boolean"],
         "n_jobs": [numbers.Integral, None],
         "random_state": ["random_state"],
     }
@@ -531,6 +719,7 @@ class AutoRecalibrator(BaseRecalibrator):
         cv: int = 5,
         max_selection_samples: int | None = 10000,
         ensemble: bool = True,
+        sharpen: bool = True,
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
@@ -540,6 +729,7 @@ class AutoRecalibrator(BaseRecalibrator):
         self.cv = cv
         self.max_selection_samples = max_selection_samples
         self.ensemble = ensemble
+        self.sharpen = sharpen
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -614,6 +804,7 @@ class AutoRecalibrator(BaseRecalibrator):
         names = [name for name, _ in table]
         errors = {}
         oof = {}  # name -> out-of-fold predictions (row scores only)
+        raw = {}  # the same, unmixed (with sharpen)
         if rows.shape[0] < 2:
             # nothing to cross-fit on: the model is left alone, unscored
             index = 0
@@ -632,6 +823,10 @@ class AutoRecalibrator(BaseRecalibrator):
             else:
                 losses = np.empty((len(table), n_folds))
                 unit_w = np.array([ws[te].sum() for _, te in splits])
+            fold_a = [_mixture(ws[tr]) for tr, _ in splits]
+            row_a = np.empty(rows.shape[0])
+            for f, (_, te) in enumerate(splits):
+                row_a[te] = fold_a[f]
             for k, name in enumerate(names):
                 Q = np.empty_like(Ps)
                 for f, (_, te) in enumerate(splits):
@@ -640,6 +835,9 @@ class AutoRecalibrator(BaseRecalibrator):
                         errors[name] = f"{type(out).__name__}: {out}"
                         losses[k] = np.inf
                         break
+                    if kind is not None and self.sharpen:
+                        raw.setdefault(name, np.empty_like(Ps))[te] = out
+                    out = _mix(out, fold_a[f])
                     if kind is None:
                         losses[k, f] = -float(scorer(
                             ProbabilityPassthrough().fit(out), out, ys[te],
@@ -656,6 +854,7 @@ class AutoRecalibrator(BaseRecalibrator):
             index, means, ses = choose(names, losses, unit_w)
         weights = {names[index]: 1.0}
         self.stack_score_ = None
+        self.tau_ = 1.0
         if self.ensemble and kind is not None and rows.shape[0] >= 2:
             finite = [n for k, n in enumerate(names) if np.isfinite(means[k]) and n in oof]
             if finite:
@@ -670,6 +869,26 @@ class AutoRecalibrator(BaseRecalibrator):
                     weights = mixed
                     self.stack_score_ = -score if len(mixed) > 1 else None
                     index = names.index(max(weights, key=weights.get))
+                    if self.sharpen and len(mixed) > 1:
+                        # a linear pool of calibrated forecasts lacks
+                        # sharpness (Ranjan and Gneiting 2010): its power
+                        # tau, fitted out of fold to Platt's smoothed
+                        # targets (finite where the out-of-fold rows are
+                        # separable); kept only if the score against the
+                        # observed classes improves too, so never worse
+                        # than the pool out of fold
+                        R = sum(x * raw[n] for n, x in mixed.items())
+                        K = R.shape[1]
+                        sharpest = _sharpness_bound(R, [(x, raw[n]) for n, x in mixed.items()], ws)
+                        targets = _smoothed_targets(ys, ws, K)
+                        tau, _, _ = _fit_tau(kind, R, row_a, ys, ws, targets, sharpest)
+                        if tau != 1.0:
+                            sharp, pool = (float(np.dot(ws, _row_losses(
+                                kind, (1.0 - row_a)[:, None] * Q + (row_a / K)[:, None],
+                                ys)) / ws.sum()) for Q in (_power(R, tau), R))
+                            if sharp < pool:
+                                self.tau_ = tau
+                                self.stack_score_ = -sharp
         self.weights_ = weights
         self.chosen_ = names[index]
         self.scores_ = {}
@@ -691,7 +910,7 @@ class AutoRecalibrator(BaseRecalibrator):
             self.weights_[name] * predict_recalibrator(model, P, check=False)
             for name, model in self.recalibrators_.items()
         )
-        return _mix(Q, self.mixture_)
+        return _mix(_power(Q, self.tau_), self.mixture_)
 
     def summary(self) -> str:
         """The candidates' out-of-fold scores and the choice, as a text table.
@@ -714,7 +933,9 @@ class AutoRecalibrator(BaseRecalibrator):
             head = (
                 f"AutoRecalibrator: stacked {mixture} by the out-of-fold {title} "
                 f"on {self.n_selection_samples_} rows (mixture score "
-                f"{self.stack_score_:.6g}), mixed with the uniform at {self.mixture_:.3g}"
+                f"{self.stack_score_:.6g}), "
+                + (f"raised to the power tau = {self.tau_:.4g}, " if self.tau_ != 1.0 else "")
+                + f"mixed with the uniform at {self.mixture_:.3g}"
             )
         else:
             head = (

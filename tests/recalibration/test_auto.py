@@ -402,7 +402,8 @@ def test_integer_weights_equal_repetition_given_the_same_folds(monkeypatch):
         _given_folds(monkeypatch, auto_module, fold_of, w, rows)
         # the mixture counts effective rows (Kish), not copies, on purpose (as
         # the standard errors do); counted as copies, the fits must agree
-        monkeypatch.setattr(auto_module, "_mixture", lambda w: 1.0 / (np.sum(w) + 1.0))
+        # (the mixture weight and the counts of sharpen's smoothed targets)
+        monkeypatch.setattr(auto_module, "_effective_rows", lambda w: float(np.sum(w)))
         candidates = {
             "temperature": TemperatureScaling(),
             "sigmoid": SigmoidCalibration(),

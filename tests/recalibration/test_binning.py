@@ -215,3 +215,21 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         check(estimator)
+
+
+def test_scaling_binning_never_leaves_the_unit_interval():
+    # Nearly separable labels give a steep Platt map, so the top bins' scaled
+    # values saturate at 1: a bin's mean as a difference of cumulative sums
+    # came out at 1 + 4e-16 (a probability of -4e-16 for the other class, on
+    # 2 of these 20 cases); summed within the bin it cannot exceed 1.
+    rng = np.random.default_rng(0)
+    low, high = 1.0, 0.0
+    for i in range(20):
+        n = int(rng.integers(1000, 6000))
+        z = rng.normal(0, 3, n)
+        p = 1.0 / (1.0 + np.exp(-z / 5))
+        y = (z + rng.normal(0, 0.3, n) > 0).astype(int)
+        w = rng.exponential(size=n) if i % 2 else None
+        Q = ScalingBinning(random_state=0).fit(p, y, sample_weight=w).predict_proba(p)
+        low, high = min(low, Q.min()), max(high, Q.max())
+    assert low >= 0.0 and high <= 1.0, (low, high)
