@@ -30,7 +30,13 @@ from ._ldtc_program import (  # _HighsModelStatus: read here by the tests
     _HighsProgram,
 )
 
-__all__ = ["grid_points", "ldtc_core", "lower_distance_to_calibration"]
+__all__ = [
+    "FixedStartSession",
+    "grid_points",
+    "ldtc_core",
+    "lower_distance_to_calibration",
+    "sessions_available",
+]
 
 # Why a linear program, and what is known of its structure: see the notes of
 # skcal.metrics._ldtc_program.
@@ -267,10 +273,20 @@ def forget_session():
     _last.key = _last.session = None
 
 
+def sessions_available(K, M):
+    """Whether programs of ``K`` distinct predictions on ``M`` grid points are
+    re-solved in a session (:class:`_Session`, :class:`FixedStartSession`).
+
+    Needs HiGHS's own binding (SciPy >= 1.15), at most
+    ``_SESSION_MAX_VALUES`` predictions and a grid at most 4 times as many
+    points.
+    """
+    return not (_Highs is None or _USE_LINPROG or K > _SESSION_MAX_VALUES or 4 * K < M)
+
+
 def _session_for(values, u):
     """The :class:`_Session` of a repeated ``(values, u)``, else None."""
-    K, M = values.shape[0], u.shape[0]
-    if _Highs is None or _USE_LINPROG or K > _SESSION_MAX_VALUES or 4 * K < M:
+    if not sessions_available(values.shape[0], u.shape[0]):
         return None
     last = getattr(_last, "key", None)
     if (
@@ -352,7 +368,7 @@ class _Session:
         return min(max((fun + constant) / self.K, 0.0), 1.0)
 
 
-class _FixedStartSession(_Session):
+class FixedStartSession(_Session):
     """A :class:`_Session` whose every solve starts from one fixed basis.
 
     A warm start from the previous draw's basis makes the last bits of a

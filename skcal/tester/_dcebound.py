@@ -35,7 +35,7 @@ draw in ``O(n)``:
   ``u = 0`` (all negative). Both ``t' >= 0`` and have the draw's totals.
   (``a = 0`` or ``c = 0``: the same with the scale taken as 0.)
 
-The exact solver is :class:`skcal.metrics._ldtc._FixedStartSession`, whose
+The exact solver is :class:`skcal.metrics._ldtc.FixedStartSession`, whose
 values depend on a draw's masses alone (bit for bit), so a draw solved
 here, later, or by the full path has the same value. A draw is solved only
 if its interval ``[lower - m, upper + m]`` (``m`` a small safety margin for
@@ -47,8 +47,7 @@ import numpy as np
 
 from .._kernels._ldtc import transport_bounds
 from ..measures import LowerDistanceToCalibration
-from ..metrics import _ldtc
-from ..metrics._ldtc import _FixedStartSession, grid_points
+from ..metrics._ldtc import FixedStartSession, grid_points, sessions_available
 
 # Safety margin of the bounds: the solver's values are exact to ~1e-15 in
 # these programs (costs at most 1, feasibility tolerance 1e-10 on masses of
@@ -128,7 +127,7 @@ class _DceNull:
             # the start of every solve: the optimal basis of the mean draw
             # (masses w (1 - v) and w v), solved cold
             mean1 = w * v
-            self._session = _FixedStartSession(v, self.points, (w - mean1, mean1))
+            self._session = FixedStartSession(v, self.points, (w - mean1, mean1))
             self._w, self._v, self._total = w, v, float(w.sum())
             self._add_certificate(*self._session.certified(w - mean1, mean1)[1:])
         return self._session
@@ -328,12 +327,7 @@ def _dce_null(name, measure, data, seeds):
         return None
     points = grid_points(measure.grid)
     K = len(resampler.G)
-    if (
-        _ldtc._Highs is None
-        or _ldtc._USE_LINPROG
-        or K > _ldtc._SESSION_MAX_VALUES
-        or 4 * K < points.shape[0]
-    ):
+    if not sessions_available(K, points.shape[0]):
         return None
     null = _DceNull(resampler, seeds, points)
     if not _BRANCH_AND_BOUND:
