@@ -152,8 +152,20 @@ def _effective_rows(w):
 
 
 def _mix(Q, a):
-    """``(1 - a) Q + a / K``: ``Q`` mixed with the uniform distribution at weight ``a``."""
+    """``(1 - a) Q + a / K``: ``Q`` mixed with the uniform distribution at weight ``a``.
+
+    ``a`` is one weight, or one per row (the out-of-fold rows of each fold
+    mixed at that fold's weight).
+    """
+    a = np.asarray(a, dtype=np.float64)
+    if a.ndim == 1:
+        a = a[:, None]
     return (1.0 - a) * np.asarray(Q, dtype=np.float64) + a / Q.shape[1]
+
+
+def _mean_loss(kind, Q, y, w):
+    """The weighted mean of :func:`_row_losses`."""
+    return float(np.dot(w, _row_losses(kind, Q, y)) / w.sum())
 
 
 def _paired_se(d, w):
@@ -386,13 +398,13 @@ def _sharpness_bound(R, parts, w):
     return float(np.exp(lo))
 
 
-def _fit_tau(kind, R, a, y, w, targets=None, upper=None):
+def _fit_tau(kind, R, a, w, targets, upper=None):
     """The power ``tau`` of the pool ``R`` (unmixed) that scores best out of fold.
 
     The score is the weighted mean row score of ``_mix(_power(R, tau), a)``
-    (``a`` the per-row mixture weight of its fold) against the observed
-    classes, or against the target rows ``targets`` if given (see
-    :func:`_smoothed_targets`), minimised over
+    (``a`` the per-row mixture weight of its fold) against the target rows
+    ``targets`` (:func:`_smoothed_targets`; one-hot rows give the score
+    against the observed classes), minimised over
     ``log tau``: on a grid of step ``1/4`` over the search interval, then
     by Brent's bounded method to ``1e-10`` between the neighbours of the
     best grid point. Without the mixture the log-loss is convex in ``tau``
@@ -407,15 +419,11 @@ def _fit_tau(kind, R, a, y, w, targets=None, upper=None):
     from scipy.optimize import minimize_scalar
 
     W = w / w.sum()
-    K = R.shape[1]
     with np.errstate(divide="ignore"):
         L = np.log(R)
 
     def score(t):
-        S = (1.0 - a)[:, None] * (R if t == 0.0 else _power_of_log(L, float(np.exp(t))))
-        S += (a / K)[:, None]
-        if targets is None:
-            return float(W @ _row_losses(kind, S, y))
+        S = _mix(R if t == 0.0 else _power_of_log(L, float(np.exp(t))), a)
         return float(W @ _target_losses(kind, S, targets))
 
     at_one = score(0.0)
@@ -435,6 +443,25 @@ def _fit_tau(kind, R, a, y, w, targets=None, upper=None):
     if np.isfinite(best) and best < at_one - 1e-12 * abs(at_one):
         return float(np.exp(t)), best, at_one
     return 1.0, at_one, at_one
+
+
+def _sharpen(kind, parts, a, y, w):
+    """``(tau, score)`` of the sharpened pool, or None when it is not sharpened.
+
+    ``parts`` are the pool's ``(weight, unmixed out-of-fold predictions)``,
+    ``a`` the per-row mixture weight. ``tau`` is fitted to Platt's smoothed
+    targets (finite where the out-of-fold rows are separable) within the
+    cap of :func:`_sharpness_bound`, and kept only if the mean score
+    against the observed classes (``score``) improves too, so the
+    sharpened pool is never worse than the pool out of fold.
+    """
+    R = sum(v * Q for v, Q in parts)
+    targets = _smoothed_targets(y, w, R.shape[1])
+    tau, _, _ = _fit_tau(kind, R, a, w, targets, _sharpness_bound(R, parts, w))
+    if tau == 1.0:
+        return None
+    sharp, pool = (_mean_loss(kind, _mix(Q, a), y, w) for Q in (_power(R, tau), R))
+    return (tau, sharp) if sharp < pool else None
 
 
 def _fold_predict(estimator, P, y, w, P_test):
@@ -861,7 +888,7 @@ class AutoRecalibrator(BaseRecalibrator):
                 v = stack(kind, np.stack([oof[n] for n in finite]), ys, ws)
                 mixed = {n: float(x) for n, x in zip(finite, v) if x > 0}
                 Q = sum(x * oof[n] for n, x in mixed.items())
-                score = float(np.dot(ws, _row_losses(kind, Q, ys)) / ws.sum())
+                score = _mean_loss(kind, Q, ys, ws)
                 # the mixture's out-of-fold score is never worse than the
                 # best single candidate's (a vertex of the simplex; pruning
                 # could in principle lose it): else the single candidate
@@ -872,23 +899,12 @@ class AutoRecalibrator(BaseRecalibrator):
                     if self.sharpen and len(mixed) > 1:
                         # a linear pool of calibrated forecasts lacks
                         # sharpness (Ranjan and Gneiting 2010): its power
-                        # tau, fitted out of fold to Platt's smoothed
-                        # targets (finite where the out-of-fold rows are
-                        # separable); kept only if the score against the
-                        # observed classes improves too, so never worse
-                        # than the pool out of fold
-                        R = sum(x * raw[n] for n, x in mixed.items())
-                        K = R.shape[1]
-                        sharpest = _sharpness_bound(R, [(x, raw[n]) for n, x in mixed.items()], ws)
-                        targets = _smoothed_targets(ys, ws, K)
-                        tau, _, _ = _fit_tau(kind, R, row_a, ys, ws, targets, sharpest)
-                        if tau != 1.0:
-                            sharp, pool = (float(np.dot(ws, _row_losses(
-                                kind, (1.0 - row_a)[:, None] * Q + (row_a / K)[:, None],
-                                ys)) / ws.sum()) for Q in (_power(R, tau), R))
-                            if sharp < pool:
-                                self.tau_ = tau
-                                self.stack_score_ = -sharp
+                        # tau, fitted out of fold
+                        parts = [(x, raw[n]) for n, x in mixed.items()]
+                        sharpened = _sharpen(kind, parts, row_a, ys, ws)
+                        if sharpened is not None:
+                            self.tau_, sharp = sharpened
+                            self.stack_score_ = -sharp
         self.weights_ = weights
         self.chosen_ = names[index]
         self.scores_ = {}

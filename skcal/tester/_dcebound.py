@@ -248,10 +248,10 @@ class _DceNull:
 
     def _narrow(self, middle, high):
         """Tighten the draws in ``middle``: new certificates first, else solve one."""
+        self._program()  # its first call adds the mean draw's certificate
         stale = middle[self._applied[middle] < len(self._certificates)]
-        if self._session is None or stale.shape[0]:
-            self._program()
-            self._refresh(middle[self._applied[middle] < len(self._certificates)])
+        if stale.shape[0]:
+            self._refresh(stale)
         else:
             self._solve(int(middle[np.argmax(high[middle])]))
 

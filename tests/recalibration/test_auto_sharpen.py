@@ -28,6 +28,11 @@ def _power_reference(Q, tau):
     return out
 
 
+def _classes(y, R):
+    """One-hot target rows of the classes ``y`` (the score against the observed classes)."""
+    return np.eye(R.shape[1])[y]
+
+
 def _score_reference(kind, R, a, y, w, tau):
     """Weighted mean row score of ``mix(power(R, tau), a)``, slowly."""
     S = _power_reference(R, tau)
@@ -85,7 +90,7 @@ def test_fitted_tau_beats_a_dense_grid_of_powers():
     for case in range(200):
         R, a, y, w = _random_pool(rng)
         kind = "log-loss" if case % 2 == 0 else "Brier score"
-        tau, score, at_one = _fit_tau(kind, R, a, y, w)
+        tau, score, at_one = _fit_tau(kind, R, a, w, _classes(y, R))
         assert tau > 0
         assert_allclose(score, _score_reference(kind, R, a, y, w, tau), rtol=1e-9)
         assert_allclose(at_one, _score_reference(kind, R, a, y, w, 1.0), rtol=1e-9)
@@ -106,7 +111,7 @@ def test_fitted_tau_by_the_grid_on_larger_pools():
         y = rng.integers(0, K, size=n)
         w = rng.choice([1.0, 2.0], size=n)
         a = np.full(n, 1.0 / 241.0)
-        tau, score, _ = _fit_tau("log-loss", R, a, y, w)
+        tau, score, _ = _fit_tau("log-loss", R, a, w, _classes(y, R))
         W = w / w.sum()
         scores = [
             float(W @ -np.log(_mix(_power(R, t), 1.0 / 241.0)[np.arange(n), y])) for t in grid
@@ -128,11 +133,11 @@ def test_an_under_confident_pool_gets_tau_above_one_and_a_calibrated_one_about_o
     w = np.ones(y.shape[0])
     # a linear pool of two calibrated-in-expectation but noisy forecasts
     # is under-confident: the true probabilities to the power 1/2
-    tau, score, at_one = _fit_tau("log-loss", _power(T, 0.5), a, y, w)
+    tau, score, at_one = _fit_tau("log-loss", _power(T, 0.5), a, w, _classes(y, T))
     assert 1.7 < tau < 2.3 and score < at_one
-    tau, _, _ = _fit_tau("log-loss", T, a, y, w)
+    tau, _, _ = _fit_tau("log-loss", T, a, w, _classes(y, T))
     assert 0.95 < tau < 1.05  # the truth is (nearly) left alone
-    tau, _, _ = _fit_tau("Brier score", _power(T, 0.5), a, y, w)
+    tau, _, _ = _fit_tau("Brier score", _power(T, 0.5), a, w, _classes(y, T))
     assert tau > 1.5
 
 
@@ -142,7 +147,7 @@ def test_no_transform_when_the_score_is_flat_in_tau():
     R = np.full((50, 3), 1.0 / 3.0)
     y = rng.integers(0, 3, size=50)
     for kind in ("log-loss", "Brier score"):
-        tau, score, at_one = _fit_tau(kind, R, np.full(50, 0.01), y, np.ones(50))
+        tau, score, at_one = _fit_tau(kind, R, np.full(50, 0.01), np.ones(50), _classes(y, R))
         assert tau == 1.0 and score == at_one
 
 
@@ -151,9 +156,9 @@ def test_fit_tau_weights_are_repeated_rows():
     for _ in range(20):
         R, a, y, _ = _random_pool(rng)
         k = rng.integers(1, 4, size=y.shape[0])
-        got = _fit_tau("log-loss", R, a, y, k.astype(float))
+        got = _fit_tau("log-loss", R, a, k.astype(float), _classes(y, R))
         rep = np.repeat(np.arange(y.shape[0]), k)
-        want = _fit_tau("log-loss", R[rep], a[rep], y[rep], np.ones(rep.shape[0]))
+        want = _fit_tau("log-loss", R[rep], a[rep], np.ones(rep.shape[0]), _classes(y[rep], R))
         assert_allclose(got[1], want[1], rtol=1e-9)
         assert_allclose(got[0], want[0], rtol=1e-6)
 
@@ -322,7 +327,7 @@ def test_fitted_tau_with_targets_and_an_upper_bound_beats_the_grid_below_it():
         kind = "log-loss" if case % 2 == 0 else "Brier score"
         T = _smoothed_targets(y, w, R.shape[1])
         upper = float(np.exp(rng.uniform(0.0, 2.0)))
-        tau, score, at_one = _fit_tau(kind, R, a, y, w, T, upper)
+        tau, score, at_one = _fit_tau(kind, R, a, w, T, upper)
         assert 0 < tau <= upper * (1 + 1e-9)
         assert_allclose(score, _target_twin(kind, R, a, w, T, tau), rtol=1e-9)
         best = min(_target_twin(kind, R, a, w, T, np.exp(t))
