@@ -21,12 +21,15 @@ n = 2,000 (target 0.5 s) in one process, alternately, twice each: "after"
 off: every draw solved at fit, the same values) and, with ``--before DIR``,
 the skcal built into ``DIR`` by ``pip install --no-deps
 --no-build-isolation --target DIR /work/main``, imported beside the
-installed one. Printed per run: wall and CPU seconds of ``decide``, the CPU
-seconds of its interval (``result.interval``, the measure's bootstrap),
-the draws solved at fit, the CPU seconds of then reading
-``null_statistics_`` (the other draws solved), the decision, threshold,
-p-value and ``min_epsilon``; then the ratios and whether the answers and
-the null statistics agree.
+installed one. Printed per run: wall and CPU seconds of ``decide``, split
+into the test and the CPU seconds of its interval (``result.interval``,
+dCE's bootstrap: branch and bound over the resamples and the interval's
+null draws, ``skcal.tester._dcebound.dce_interval_draws``), the draws
+solved at fit, the bootstrap resamples and interval-null draws solved, the
+CPU seconds of then reading ``null_statistics_`` (the other draws solved),
+the decision, threshold, p-value, ``min_epsilon`` and the interval; then
+the ratios and whether the answers, the null statistics and the interval
+agree.
 
 ``python benchmarks/bench_tester.py --dce-tolerant-paired --before DIR`` runs
 the dCE tolerant rows of ``tester_error_rates.py`` (B = 49, n = 1,000, 40
@@ -149,6 +152,7 @@ class swapped:
 
 def dce_tolerant(before_dir=None):
     import skcal.tester._dcebound as dcebound
+    import skcal.tester._result as result_module
     import skcal.tester._tester as tester_module
 
     n = 2000
@@ -158,46 +162,75 @@ def dce_tolerant(before_dir=None):
     print(f"dCE tolerant test, n = {n}, tolerance 0.02, 999 draws, target 0.5 s; "
           f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     interval_cpu = [0.0]
-    real_interval = tester_module._measure_interval
 
-    def timed_interval(*args, **kwargs):
-        start = time.process_time()
-        out = real_interval(*args, **kwargs)
-        interval_cpu[0] += time.process_time() - start
-        return out
+    def timing(real):
+        def timed_interval(*args, **kwargs):
+            start = time.process_time()
+            out = real(*args, **kwargs)
+            interval_cpu[0] += time.process_time() - start
+            return out
+        return timed_interval
 
-    tester_module._measure_interval = timed_interval
+    # the interval's draw sets, to count the draws it solved
+    made = []
+    real_draws = result_module.dce_interval_draws
+
+    def counted_draws(measure, statistic):
+        draws = real_draws(measure, statistic)
+        made.append(draws)
+        return draws
+
+    patched = [(tester_module, "_measure_interval", tester_module._measure_interval),
+               (result_module, "dce_interval_draws", real_draws)]
+    tester_module._measure_interval = timing(tester_module._measure_interval)
+    result_module.dce_interval_draws = counted_draws
     versions = [("every", CalibrationTester, None), ("after", CalibrationTester, None)]
     if before_dir is not None:
         old = before_modules(before_dir)
         print(f"before: {os.path.dirname(old['skcal'].__file__)}")
+        old_tester = old["skcal.tester._tester"]
+        patched.append((old_tester, "_measure_interval", old_tester._measure_interval))
+        old_tester._measure_interval = timing(old_tester._measure_interval)
         versions.insert(0, ("before", old["skcal.tester"].CalibrationTester, old))
-    print("every: this version with the branch and bound off (every draw solved at fit)")
-    print(f"{'version':>8} {'wall s':>7} {'cpu s':>7} {'interval':>8} {'solved':>6} "
-          f"{'null s':>6} calibrated threshold p_value min_epsilon")
+    print("every: this version with the branch and bound off (every null draw solved at "
+          "fit, every bootstrap and interval-null draw solved by the fixed-start session)")
+    print("test = cpu - interval; solved: null draws solved at fit (of 999); boot, inull: "
+          "the interval's bootstrap resamples (of 200) and null draws solved (- not drawn)")
+    print(f"{'version':>8} {'wall s':>7} {'cpu s':>7} {'test':>6} {'interval':>8} {'solved':>6} "
+          f"{'boot':>5} {'inull':>5} {'null s':>6} calibrated threshold p_value min_epsilon "
+          "interval")
     runs = {}
     # alternated, twice: the machine's load moves between runs
     for _ in range(2):
         for version, cls, modules in versions:
             dcebound._BRANCH_AND_BOUND = version != "every"
             interval_cpu[0] = 0.0
+            made.clear()
             tester = cls(measure="dce", tolerance=0.02, random_state=0)
             with swapped(modules) if modules else swapped({}):
                 cpu = time.process_time()
                 seconds, result = timed(tester, y, p)
                 cpu = time.process_time() - cpu
                 lazy = tester.__dict__.get("_null_statistics")
-                solved = lazy.n_solved if isinstance(lazy, dcebound._DceNull) else 999
+                # by name: the version before has its own class
+                solved = lazy.n_solved if type(lazy).__name__ == "_DceNull" else 999
                 start = time.process_time()
                 null = np.asarray(tester.null_statistics_)
                 null_cpu = time.process_time() - start
-            interval = interval_cpu[0] if version != "before" else float("nan")
-            runs.setdefault(version, []).append((seconds, cpu, result, null))
-            print(f"{version:>8} {seconds:>7.2f} {cpu:>7.2f} {interval:>8.2f} {solved:>6} "
+            drawn = made[0].drawn if made and made[0] is not None else []
+            counts = [str(d.n_solved) for d in drawn] + ["-"] * (2 - len(drawn))
+            if version == "before":
+                counts = ["200", "all" if result.interval[0] > 0 else "-"]
+            interval = interval_cpu[0]
+            runs.setdefault(version, []).append((seconds, cpu, result, null, interval))
+            print(f"{version:>8} {seconds:>7.2f} {cpu:>7.2f} {cpu - interval:>6.2f} "
+                  f"{interval:>8.2f} {solved:>6} {counts[0]:>5} {counts[1]:>5} "
                   f"{null_cpu:>6.2f} {result.calibrated!s:>10} {result.threshold:.15g} "
-                  f"{result.p_value:.6g} {result.min_epsilon:.15g}", flush=True)
+                  f"{result.p_value:.6g} {result.min_epsilon:.15g} "
+                  f"({result.interval[0]:.17g}, {result.interval[1]:.17g})", flush=True)
     dcebound._BRANCH_AND_BOUND = True
-    tester_module._measure_interval = real_interval
+    for module, name, value in patched:
+        setattr(module, name, value)
     after = runs["after"][-1]
     for version in runs:
         if version == "after":
@@ -206,13 +239,16 @@ def dce_tolerant(before_dir=None):
         same = all(getattr(other[2], k) == getattr(after[2], k) for k in
                    ("calibrated", "threshold", "p_value", "min_epsilon", "n_resamples"))
         diff = float(np.max(np.abs(other[3] - after[3])))
-        cpu_ratio = np.median([r[1] for r in runs[version]]) / np.median(
-            [r[1] for r in runs["after"]])
-        wall_ratio = np.median([r[0] for r in runs[version]]) / np.median(
-            [r[0] for r in runs["after"]])
-        print(f"{version} -> after: cpu {cpu_ratio:.1f}x, wall {wall_ratio:.1f}x faster "
-              "(medians of 2); same calibrated/threshold/p_value/min_epsilon/"
-              f"n_resamples: {same}; largest |difference| of null_statistics_: {diff:.1e}")
+        ends = float(np.max(np.abs(np.subtract(other[2].interval, after[2].interval))))
+
+        def ratio(k, version=version):
+            return np.median([r[k] for r in runs[version]]) / np.median(
+                [r[k] for r in runs["after"]])
+
+        print(f"{version} -> after: cpu {ratio(1):.1f}x, wall {ratio(0):.1f}x, interval "
+              f"cpu {ratio(4):.1f}x faster (medians of 2); same calibrated/threshold/"
+              f"p_value/min_epsilon/n_resamples: {same}; largest |difference| of "
+              f"null_statistics_: {diff:.1e}, of the interval's ends: {ends:.1e}")
 
 
 def dce_tolerant_paired(before_dir, n_sets=40, n=1000, n_resamples=49):

@@ -458,6 +458,7 @@ class DceIntervalDraws:
         self.statistic = statistic
         self.points = points
         self._pool = None
+        self.drawn = []  # the draw sets made, resamples first (benchmarks read them)
 
     def _certificates(self):
         if self._pool is None:
@@ -474,6 +475,7 @@ class DceIntervalDraws:
     def resamples(self, weights, positives):
         """The bootstrap resamples of statistics ``(weights, positives)`` (rows)."""
         draws = _Resamples(self._certificates(), weights, positives)
+        self.drawn.append(draws)
         if not _BRANCH_AND_BOUND:
             draws.solve_all()
         return draws
@@ -488,6 +490,7 @@ class DceIntervalDraws:
             _Rows(G, rows), range(rows.shape[0]), self.points, self._certificates()
         )
         draws._matrix = rows
+        self.drawn.append(draws)
         if not _BRANCH_AND_BOUND:
             draws.solve_all()
         return draws
