@@ -31,6 +31,10 @@ the decision, threshold, p-value, ``min_epsilon`` and the interval; then
 the ratios and whether the answers, the null statistics and the interval
 agree.
 
+``--shift s`` draws the outcomes from ``min(p + s, 1)`` instead (a
+miscalibrated model: the interval's lower end is above 0 and its rank test
+against the calibrated null runs).
+
 ``python benchmarks/bench_tester.py --dce-tolerant-paired --before DIR`` runs
 the dCE tolerant rows of ``tester_error_rates.py`` (B = 49, n = 1,000, 40
 data sets each, plus shifts of 0.25 and 0.3) with the version built in DIR
@@ -150,7 +154,7 @@ class swapped:
         sys.modules.update(self.saved)
 
 
-def dce_tolerant(before_dir=None):
+def dce_tolerant(before_dir=None, shift=0.0):
     import skcal.tester._dcebound as dcebound
     import skcal.tester._result as result_module
     import skcal.tester._tester as tester_module
@@ -158,9 +162,10 @@ def dce_tolerant(before_dir=None):
     n = 2000
     rng = np.random.default_rng(0)
     p = rng.random(n)
-    y = (rng.random(n) < p).astype(float)
-    print(f"dCE tolerant test, n = {n}, tolerance 0.02, 999 draws, target 0.5 s; "
-          f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    y = (rng.random(n) < np.minimum(p + shift, 1.0)).astype(float)
+    print(f"dCE tolerant test, n = {n}, outcomes ~ Bernoulli(min(p + {shift}, 1)), "
+          "tolerance 0.02, 999 draws, target 0.5 s; load average at start: "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     interval_cpu = [0.0]
 
     def timing(real):
@@ -416,7 +421,8 @@ def main():
         return
     if "--dce-tolerant" in sys.argv:
         before = sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None
-        dce_tolerant(before)
+        shift = float(sys.argv[sys.argv.index("--shift") + 1]) if "--shift" in sys.argv else 0.0
+        dce_tolerant(before, shift)
         return
     if "--tail" in sys.argv:
         global _BEFORE

@@ -1,4 +1,4 @@
-"""Branch and bound over the null draws of the tolerant dCE test.
+"""Branch and bound over the draws of the tolerant dCE test and of dCE's interval.
 
 The tolerant test (``CalibrationTester(measure="dce", tolerance > 0)``)
 reads its null only through order statistics: the threshold at level
@@ -35,12 +35,37 @@ draw in ``O(n)``:
   ``u = 0`` (all negative). Both ``t' >= 0`` and have the draw's totals.
   (``a = 0`` or ``c = 0``: the same with the scale taken as 0.)
 
+**Bootstrap resamples** (dCE's ``interval``, which the tester reports)
+move both masses of every prediction, so a prediction's weight and the
+total ``D`` change from draw to draw; the predictions and the grid stay.
+Both bounds still hold, because neither proof uses fixed weights:
+
+* the dual constraint ``(1 - u_j) psi[0, j] + u_j psi[1, j] <= 0`` does
+  not involve the masses (they enter the program only through its
+  objective weights ``d_i / D`` in the dual), so feasible potentials stay
+  feasible for any masses, and the bound is ``(m0 . g_0 + m1 . g_1) /
+  D`` (weak duality: for any coupling, ``sum pi (|u - v| + psi[y, u]) >=
+  sum_i d_i g_{y_i}(v_i)`` and ``sum pi psi[y, u] = sum_j T_j ((1 - u_j)
+  psi[0, j] + u_j psi[1, j]) <= 0``, ``T_j`` the mass calibrated at
+  ``u_j``);
+* the repaired plan needs only the draw's two label totals ``A`` and
+  ``C`` (``A + C = 1`` after dividing by the draw's own ``D``): each
+  label's transport is between that label's masses, whatever they are
+  per prediction, and the repaired sinks, whose totals are ``A`` and
+  ``C`` by construction.
+
+The resamples and the interval's null draws share one pool of certificates
+(:class:`_Certificates`, started at the data's own masses, whose value is
+the interval's centre); the interval reads order statistics of the
+resamples (those ``np.quantile`` interpolates) and whether enough null
+draws reach the centre (``skcal._interval._pruned_bootstrap``).
+
 The exact solver is :class:`skcal.metrics._ldtc.FixedStartSession`, whose
 values depend on a draw's masses alone (bit for bit), so a draw solved
 here, later, or by the full path has the same value. A draw is solved only
 if its interval ``[lower - m, upper + m]`` (``m`` a small safety margin for
 rounding and the solver's tolerance) does not settle the question asked
-(:meth:`_DceNull.largest`, :meth:`_DceNull.exceeds`).
+(:meth:`_BoundedDraws.largest`, :meth:`_BoundedDraws.exceeds`).
 """
 
 import numpy as np
