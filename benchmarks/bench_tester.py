@@ -35,6 +35,11 @@ agree.
 miscalibrated model: the interval's lower end is above 0 and its rank test
 against the calibrated null runs).
 
+``python benchmarks/bench_tester.py --dce-interval-agreement`` compares the
+tester's dCE interval (resamples solved by branch and bound) with the public
+``interval`` (every resample solved, warm-started) on 200 random small
+cases: how far the ends are apart.
+
 ``python benchmarks/bench_tester.py --dce-tolerant-paired --before DIR`` runs
 the dCE tolerant rows of ``tester_error_rates.py`` (B = 49, n = 1,000, 40
 data sets each, plus shifts of 0.25 and 0.3) with the version built in DIR
@@ -256,6 +261,63 @@ def dce_tolerant(before_dir=None, shift=0.0):
               f"null_statistics_: {diff:.1e}, of the interval's ends: {ends:.1e}")
 
 
+def dce_interval_agreement(n_cases=200):
+    """The tester's dCE interval (branch and bound) against the public ``interval``.
+
+    Random small cases (n from 1 to 400; uniform, Beta(0.3, 0.3), tied and
+    rounded predictions; shifted outcomes; no, integer (with zeros) or
+    random weights; grids up to 4 times the distinct predictions; confidence
+    0.8 to 0.99; 50 to 200 resamples): the largest absolute and relative
+    difference of the ends, and the cases where ``low == 0`` differs.
+    """
+    from skcal._interval import measure_interval
+    from skcal.measures import LowerDistanceToCalibration
+    from skcal.tester._dcebound import dce_interval_draws
+
+    rng = np.random.default_rng(11)
+    worst = [0.0, 0.0]
+    compared = flips = same = 0
+    for i in range(n_cases):
+        n = [1, 2, 3, 8, 30, 60, 150, 400][i % 8]
+        kind = (i // 8) % 4
+        p = [rng.random(n), rng.beta(0.3, 0.3, n), np.round(rng.random(n), 2),
+             rng.choice([0.0, 0.2, 0.5, 0.7, 1.0], n)][kind]
+        y = (rng.random(n) < np.clip(p + [0.0, 0.15, -0.3, 0.4][i % 4], 0, 1)).astype(float)
+        w = [None, rng.integers(0, 4, n).astype(float), rng.random(n) + 0.1][i % 3]
+        if w is not None:
+            w[0] = 1.0
+        K = len(np.unique(p))
+        measure = LowerDistanceToCalibration(grid=int(rng.integers(1, 4 * K)) if i % 5 else 100)
+        options = dict(sample_weight=w, confidence=[0.95, 0.9, 0.8, 0.99][(i // 2) % 4],
+                       n_resamples=[200, 50, 99][(i // 3) % 3], random_state=i)
+        used = []
+
+        def draws(measure, statistic, used=used):
+            out = dce_interval_draws(measure, statistic)
+            used.append(out)
+            return out
+
+        fast = measure_interval(measure, y, p, dce_draws=draws, **options)
+        if used[0] is None:
+            continue  # no session: both solve every draw
+        public = measure.interval(y, p, **options)
+        a, b = np.array([fast.low, fast.high]), np.array([public.low, public.high])
+        if (a[0] == 0) != (b[0] == 0):
+            flips += 1
+            print(f"case {i}: n = {n}, low {a[0]!r} against {b[0]!r} (a null draw ties "
+                  "the statistic)")
+            a, b = a[1:], b[1:]
+        diff = np.abs(a - b)
+        worst[0] = max(worst[0], float(diff.max()))
+        rel = diff / np.where(b > 0, b, 1.0)
+        worst[1] = max(worst[1], float(rel.max()))
+        same += bool(np.all(diff == 0))
+        compared += 1
+    print(f"{compared} cases with the branch and bound: ends bit for bit equal in {same}; "
+          f"largest difference {worst[0]:.1e} absolute, {worst[1]:.1e} relative (ends "
+          f"of the cases whose low == 0 agrees); low == 0 differs in {flips}")
+
+
 def dce_tolerant_paired(before_dir, n_sets=40, n=1000, n_resamples=49):
     """The dCE tolerant rows of tester_error_rates.py, this version and main, paired.
 
@@ -418,6 +480,9 @@ def tail(n_seeds, n_before, n_jobs=None):
 def main():
     if "--dce-tolerant-paired" in sys.argv:
         dce_tolerant_paired(sys.argv[sys.argv.index("--before") + 1])
+        return
+    if "--dce-interval-agreement" in sys.argv:
+        dce_interval_agreement()
         return
     if "--dce-tolerant" in sys.argv:
         before = sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None
