@@ -161,7 +161,6 @@ class swapped:
 
 def dce_tolerant(before_dir=None, shift=0.0):
     import skcal.tester._dcebound as dcebound
-    import skcal.tester._result as result_module
     import skcal.tester._tester as tester_module
 
     n = 2000
@@ -183,7 +182,7 @@ def dce_tolerant(before_dir=None, shift=0.0):
 
     # the interval's draw sets, to count the draws it solved
     made = []
-    real_draws = result_module.dce_interval_draws
+    real_draws = dcebound.dce_interval_draws
 
     def counted_draws(measure, statistic):
         draws = real_draws(measure, statistic)
@@ -191,9 +190,10 @@ def dce_tolerant(before_dir=None, shift=0.0):
         return draws
 
     patched = [(tester_module, "_measure_interval", tester_module._measure_interval),
-               (result_module, "dce_interval_draws", real_draws)]
+               (dcebound, "dce_interval_draws", real_draws)]
     tester_module._measure_interval = timing(tester_module._measure_interval)
-    result_module.dce_interval_draws = counted_draws
+    # read by _measure_interval at each call
+    dcebound.dce_interval_draws = counted_draws
     versions = [("every", CalibrationTester, None), ("after", CalibrationTester, None)]
     if before_dir is not None:
         old = before_modules(before_dir)

@@ -8,10 +8,6 @@ from typing import TYPE_CHECKING
 from numpy.typing import ArrayLike
 from sklearn.base import clone
 
-from .._interval import measure_interval
-from ..measures import CalibrationMeasure
-from ._dcebound import dce_interval_draws
-
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
@@ -303,6 +299,11 @@ def _measure_interval(measure, y_true, y_prob, sample_weight, pos_label, labels,
     """
     if not callable(getattr(measure, "interval", None)):
         return None
+    # imported here, as CalibrationMeasure.interval imports it: not at import time
+    from .._interval import measure_interval
+    from ..measures import CalibrationMeasure
+    from ._dcebound import dce_interval_draws
+
     params = measure.get_params(deep=False)
     extra = {}
     if "labels" in params and params["labels"] is None and labels is not None:

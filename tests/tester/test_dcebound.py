@@ -13,7 +13,6 @@ import pytest
 from sklearn.base import clone
 
 import skcal.tester._dcebound as dcebound
-import skcal.tester._result as result_module
 from skcal import CalibrationTester
 from skcal.measures import LowerDistanceToCalibration
 from skcal.metrics import _ldtc
@@ -192,11 +191,12 @@ def _tester_pair(monkeypatch, y, p, w, **params):
     """Branch and bound, every draw solved, and the interval as before (every
     resample solved by ``ldtc_core``, the public ``interval``'s path)."""
     out = []
+    real = dcebound.dce_interval_draws
     for bb, before in ((True, False), (False, False), (True, True)):
         monkeypatch.setattr(dcebound, "_BRANCH_AND_BOUND", bb)
         monkeypatch.setattr(
-            result_module, "dce_interval_draws",
-            (lambda measure, statistic: None) if before else dcebound.dce_interval_draws,
+            dcebound, "dce_interval_draws",
+            (lambda measure, statistic: None) if before else real,
         )
         out.append(
             CalibrationTester(measure="dce", **params).fit(y, p, sample_weight=w)
