@@ -56,8 +56,9 @@ model cannot be ruled out at level ``a / 2``.
 Cells and speed: a statistic with more distinct predictions than
 ``_Layout.max_groups`` is merged into equal cells of the predictions (2**10
 for smCE, one flow per resample; 2**12 for cutoff; 400 for dCE, one linear
-program per resample; always 16 per bin for the uniform binned ECE, whose
-bin edges are cell edges). Numpy input with more than 2**14 rows is summed
+program per resample, except in the tester, which solves only those its two
+ends need (``dce_draws`` of :func:`measure_interval`); always 16 per bin
+for the uniform binned ECE, whose bin edges are cell edges). Numpy input with more than 2**14 rows is summed
 into the cells in one pass with no sort (the uniform ECE's by the measure's
 own one-pass kernel, for plain input of any size); a sketch's statistic is
 merged into the same cells. A cell keeps the weight, the positive weight
