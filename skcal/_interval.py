@@ -57,17 +57,18 @@ Cells and speed: a statistic with more distinct predictions than
 ``_Layout.max_groups`` is merged into equal cells of the predictions (2**10
 for smCE, one flow per resample; 2**12 for cutoff; 400 for dCE, one linear
 program per resample, except in the tester, which solves only those its two
-ends need (``dce_draws`` of :func:`measure_interval`); always 16 per bin
-for the uniform binned ECE, whose bin edges are cell edges). Numpy input with more than 2**14 rows is summed
-into the cells in one pass with no sort (the uniform ECE's by the measure's
-own one-pass kernel, for plain input of any size); a sketch's statistic is
-merged into the same cells. A cell keeps the weight, the positive weight
-and the residual sum ``P - v W`` of its rows (its value is their mean
-prediction), and only the resampled *deviations* ``T* - T`` are read from
-the cells; the point estimate is always the measure of the full data. The
-uniform ECE and the cutoff band draw all resamples in one ``(R, K)`` array
-and evaluate them at once; a Gamma (or null binomial) variate of variance at
-least 1000 is drawn by its normal approximation there.
+ends need (``dce_draws`` of :func:`measure_interval`); always 16 per bin for
+the uniform binned ECE, whose bin edges are cell edges). Numpy input with
+more than 2**14 rows is summed into the cells in one pass with no sort (the
+uniform ECE's by the measure's own one-pass kernel, for plain input of any
+size); a sketch's statistic is merged into the same cells. A cell keeps the
+weight, the positive weight and the residual sum ``P - v W`` of its rows
+(its value is their mean prediction), and only the resampled *deviations*
+``T* - T`` are read from the cells; the point estimate is always the measure
+of the full data. The uniform ECE and the cutoff band draw all resamples in
+one ``(R, K)`` array and evaluate them at once; a Gamma (or null binomial)
+variate of variance at least 1000 is drawn by its normal approximation
+there.
 """
 
 import math
