@@ -21,12 +21,24 @@ n = 2,000 (target 0.5 s) in one process, alternately, twice each: "after"
 off: every draw solved at fit, the same values) and, with ``--before DIR``,
 the skcal built into ``DIR`` by ``pip install --no-deps
 --no-build-isolation --target DIR /work/main``, imported beside the
-installed one. Printed per run: wall and CPU seconds of ``decide``, the CPU
-seconds of its interval (``result.interval``, the measure's bootstrap),
-the draws solved at fit, the CPU seconds of then reading
-``null_statistics_`` (the other draws solved), the decision, threshold,
-p-value and ``min_epsilon``; then the ratios and whether the answers and
-the null statistics agree.
+installed one. Printed per run: wall and CPU seconds of ``decide``, split
+into the test and the CPU seconds of its interval (``result.interval``,
+dCE's bootstrap: branch and bound over the resamples and the interval's
+null draws, ``skcal.tester._dcebound.dce_interval_draws``), the draws
+solved at fit, the bootstrap resamples and interval-null draws solved, the
+CPU seconds of then reading ``null_statistics_`` (the other draws solved),
+the decision, threshold, p-value, ``min_epsilon`` and the interval; then
+the ratios and whether the answers, the null statistics and the interval
+agree.
+
+``--shift s`` draws the outcomes from ``min(p + s, 1)`` instead (a
+miscalibrated model: the interval's lower end is above 0 and its rank test
+against the calibrated null runs).
+
+``python benchmarks/bench_tester.py --dce-interval-agreement`` compares the
+tester's dCE interval (resamples solved by branch and bound) with the public
+``interval`` (every resample solved, warm-started) on 200 random small
+cases: how far the ends are apart.
 
 ``python benchmarks/bench_tester.py --dce-tolerant-paired --before DIR`` runs
 the dCE tolerant rows of ``tester_error_rates.py`` (B = 49, n = 1,000, 40
@@ -147,57 +159,88 @@ class swapped:
         sys.modules.update(self.saved)
 
 
-def dce_tolerant(before_dir=None):
+def dce_tolerant(before_dir=None, shift=0.0):
     import skcal.tester._dcebound as dcebound
     import skcal.tester._tester as tester_module
 
     n = 2000
     rng = np.random.default_rng(0)
     p = rng.random(n)
-    y = (rng.random(n) < p).astype(float)
-    print(f"dCE tolerant test, n = {n}, tolerance 0.02, 999 draws, target 0.5 s; "
-          f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    y = (rng.random(n) < np.minimum(p + shift, 1.0)).astype(float)
+    print(f"dCE tolerant test, n = {n}, outcomes ~ Bernoulli(min(p + {shift}, 1)), "
+          "tolerance 0.02, 999 draws, target 0.5 s; load average at start: "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     interval_cpu = [0.0]
-    real_interval = tester_module._measure_interval
 
-    def timed_interval(*args, **kwargs):
-        start = time.process_time()
-        out = real_interval(*args, **kwargs)
-        interval_cpu[0] += time.process_time() - start
-        return out
+    def timing(real):
+        def timed_interval(*args, **kwargs):
+            start = time.process_time()
+            out = real(*args, **kwargs)
+            interval_cpu[0] += time.process_time() - start
+            return out
+        return timed_interval
 
-    tester_module._measure_interval = timed_interval
+    # the interval's draw sets, to count the draws it solved
+    made = []
+    real_draws = dcebound.dce_interval_draws
+
+    def counted_draws(measure, statistic):
+        draws = real_draws(measure, statistic)
+        made.append(draws)
+        return draws
+
+    patched = [(tester_module, "_measure_interval", tester_module._measure_interval),
+               (dcebound, "dce_interval_draws", real_draws)]
+    tester_module._measure_interval = timing(tester_module._measure_interval)
+    # read by _measure_interval at each call
+    dcebound.dce_interval_draws = counted_draws
     versions = [("every", CalibrationTester, None), ("after", CalibrationTester, None)]
     if before_dir is not None:
         old = before_modules(before_dir)
         print(f"before: {os.path.dirname(old['skcal'].__file__)}")
+        old_tester = old["skcal.tester._tester"]
+        patched.append((old_tester, "_measure_interval", old_tester._measure_interval))
+        old_tester._measure_interval = timing(old_tester._measure_interval)
         versions.insert(0, ("before", old["skcal.tester"].CalibrationTester, old))
-    print("every: this version with the branch and bound off (every draw solved at fit)")
-    print(f"{'version':>8} {'wall s':>7} {'cpu s':>7} {'interval':>8} {'solved':>6} "
-          f"{'null s':>6} calibrated threshold p_value min_epsilon")
+    print("every: this version with the branch and bound off (every null draw solved at "
+          "fit, every bootstrap and interval-null draw solved by the fixed-start session)")
+    print("test = cpu - interval; solved: null draws solved at fit (of 999); boot, inull: "
+          "the interval's bootstrap resamples (of 200) and null draws solved (- not drawn)")
+    print(f"{'version':>8} {'wall s':>7} {'cpu s':>7} {'test':>6} {'interval':>8} {'solved':>6} "
+          f"{'boot':>5} {'inull':>5} {'null s':>6} calibrated threshold p_value min_epsilon "
+          "interval")
     runs = {}
     # alternated, twice: the machine's load moves between runs
     for _ in range(2):
         for version, cls, modules in versions:
             dcebound._BRANCH_AND_BOUND = version != "every"
             interval_cpu[0] = 0.0
+            made.clear()
             tester = cls(measure="dce", tolerance=0.02, random_state=0)
             with swapped(modules) if modules else swapped({}):
                 cpu = time.process_time()
                 seconds, result = timed(tester, y, p)
                 cpu = time.process_time() - cpu
                 lazy = tester.__dict__.get("_null_statistics")
-                solved = lazy.n_solved if isinstance(lazy, dcebound._DceNull) else 999
+                # by name: the version before has its own class
+                solved = lazy.n_solved if type(lazy).__name__ == "_DceNull" else 999
                 start = time.process_time()
                 null = np.asarray(tester.null_statistics_)
                 null_cpu = time.process_time() - start
-            interval = interval_cpu[0] if version != "before" else float("nan")
-            runs.setdefault(version, []).append((seconds, cpu, result, null))
-            print(f"{version:>8} {seconds:>7.2f} {cpu:>7.2f} {interval:>8.2f} {solved:>6} "
+            drawn = made[0].drawn if made and made[0] is not None else []
+            counts = [str(d.n_solved) for d in drawn] + ["-"] * (2 - len(drawn))
+            if version == "before":
+                counts = ["200", "all" if result.interval[0] > 0 else "-"]
+            interval = interval_cpu[0]
+            runs.setdefault(version, []).append((seconds, cpu, result, null, interval))
+            print(f"{version:>8} {seconds:>7.2f} {cpu:>7.2f} {cpu - interval:>6.2f} "
+                  f"{interval:>8.2f} {solved:>6} {counts[0]:>5} {counts[1]:>5} "
                   f"{null_cpu:>6.2f} {result.calibrated!s:>10} {result.threshold:.15g} "
-                  f"{result.p_value:.6g} {result.min_epsilon:.15g}", flush=True)
+                  f"{result.p_value:.6g} {result.min_epsilon:.15g} "
+                  f"({result.interval[0]:.17g}, {result.interval[1]:.17g})", flush=True)
     dcebound._BRANCH_AND_BOUND = True
-    tester_module._measure_interval = real_interval
+    for module, name, value in patched:
+        setattr(module, name, value)
     after = runs["after"][-1]
     for version in runs:
         if version == "after":
@@ -206,13 +249,73 @@ def dce_tolerant(before_dir=None):
         same = all(getattr(other[2], k) == getattr(after[2], k) for k in
                    ("calibrated", "threshold", "p_value", "min_epsilon", "n_resamples"))
         diff = float(np.max(np.abs(other[3] - after[3])))
-        cpu_ratio = np.median([r[1] for r in runs[version]]) / np.median(
-            [r[1] for r in runs["after"]])
-        wall_ratio = np.median([r[0] for r in runs[version]]) / np.median(
-            [r[0] for r in runs["after"]])
-        print(f"{version} -> after: cpu {cpu_ratio:.1f}x, wall {wall_ratio:.1f}x faster "
-              "(medians of 2); same calibrated/threshold/p_value/min_epsilon/"
-              f"n_resamples: {same}; largest |difference| of null_statistics_: {diff:.1e}")
+        ends = float(np.max(np.abs(np.subtract(other[2].interval, after[2].interval))))
+
+        def ratio(k, version=version):
+            return np.median([r[k] for r in runs[version]]) / np.median(
+                [r[k] for r in runs["after"]])
+
+        print(f"{version} -> after: cpu {ratio(1):.1f}x, wall {ratio(0):.1f}x, interval "
+              f"cpu {ratio(4):.1f}x faster (medians of 2); same calibrated/threshold/"
+              f"p_value/min_epsilon/n_resamples: {same}; largest |difference| of "
+              f"null_statistics_: {diff:.1e}, of the interval's ends: {ends:.1e}")
+
+
+def dce_interval_agreement(n_cases=200):
+    """The tester's dCE interval (branch and bound) against the public ``interval``.
+
+    Random small cases (n from 1 to 400; uniform, Beta(0.3, 0.3), tied and
+    rounded predictions; shifted outcomes; no, integer (with zeros) or
+    random weights; grids up to 4 times the distinct predictions; confidence
+    0.8 to 0.99; 50 to 200 resamples): the largest absolute and relative
+    difference of the ends, and the cases where ``low == 0`` differs.
+    """
+    from skcal._interval import measure_interval
+    from skcal.measures import LowerDistanceToCalibration
+    from skcal.tester._dcebound import dce_interval_draws
+
+    rng = np.random.default_rng(11)
+    worst = [0.0, 0.0]
+    compared = flips = same = 0
+    for i in range(n_cases):
+        n = [1, 2, 3, 8, 30, 60, 150, 400][i % 8]
+        kind = (i // 8) % 4
+        p = [rng.random(n), rng.beta(0.3, 0.3, n), np.round(rng.random(n), 2),
+             rng.choice([0.0, 0.2, 0.5, 0.7, 1.0], n)][kind]
+        y = (rng.random(n) < np.clip(p + [0.0, 0.15, -0.3, 0.4][i % 4], 0, 1)).astype(float)
+        w = [None, rng.integers(0, 4, n).astype(float), rng.random(n) + 0.1][i % 3]
+        if w is not None:
+            w[0] = 1.0
+        K = len(np.unique(p))
+        measure = LowerDistanceToCalibration(grid=int(rng.integers(1, 4 * K)) if i % 5 else 100)
+        options = dict(sample_weight=w, confidence=[0.95, 0.9, 0.8, 0.99][(i // 2) % 4],
+                       n_resamples=[200, 50, 99][(i // 3) % 3], random_state=i)
+        used = []
+
+        def draws(measure, statistic, used=used):
+            out = dce_interval_draws(measure, statistic)
+            used.append(out)
+            return out
+
+        fast = measure_interval(measure, y, p, dce_draws=draws, **options)
+        if used[0] is None:
+            continue  # no session: both solve every draw
+        public = measure.interval(y, p, **options)
+        a, b = np.array([fast.low, fast.high]), np.array([public.low, public.high])
+        if (a[0] == 0) != (b[0] == 0):
+            flips += 1
+            print(f"case {i}: n = {n}, low {a[0]!r} against {b[0]!r} (a null draw ties "
+                  "the statistic)")
+            a, b = a[1:], b[1:]
+        diff = np.abs(a - b)
+        worst[0] = max(worst[0], float(diff.max()))
+        rel = diff / np.where(b > 0, b, 1.0)
+        worst[1] = max(worst[1], float(rel.max()))
+        same += bool(np.all(diff == 0))
+        compared += 1
+    print(f"{compared} cases with the branch and bound: ends bit for bit equal in {same}; "
+          f"largest difference {worst[0]:.1e} absolute, {worst[1]:.1e} relative (ends "
+          f"of the cases whose low == 0 agrees); low == 0 differs in {flips}")
 
 
 def dce_tolerant_paired(before_dir, n_sets=40, n=1000, n_resamples=49):
@@ -378,9 +481,13 @@ def main():
     if "--dce-tolerant-paired" in sys.argv:
         dce_tolerant_paired(sys.argv[sys.argv.index("--before") + 1])
         return
+    if "--dce-interval-agreement" in sys.argv:
+        dce_interval_agreement()
+        return
     if "--dce-tolerant" in sys.argv:
         before = sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None
-        dce_tolerant(before)
+        shift = float(sys.argv[sys.argv.index("--shift") + 1]) if "--shift" in sys.argv else 0.0
+        dce_tolerant(before, shift)
         return
     if "--tail" in sys.argv:
         global _BEFORE

@@ -56,17 +56,19 @@ model cannot be ruled out at level ``a / 2``.
 Cells and speed: a statistic with more distinct predictions than
 ``_Layout.max_groups`` is merged into equal cells of the predictions (2**10
 for smCE, one flow per resample; 2**12 for cutoff; 400 for dCE, one linear
-program per resample; always 16 per bin for the uniform binned ECE, whose
-bin edges are cell edges). Numpy input with more than 2**14 rows is summed
-into the cells in one pass with no sort (the uniform ECE's by the measure's
-own one-pass kernel, for plain input of any size); a sketch's statistic is
-merged into the same cells. A cell keeps the weight, the positive weight
-and the residual sum ``P - v W`` of its rows (its value is their mean
-prediction), and only the resampled *deviations* ``T* - T`` are read from
-the cells; the point estimate is always the measure of the full data. The
-uniform ECE and the cutoff band draw all resamples in one ``(R, K)`` array
-and evaluate them at once; a Gamma (or null binomial) variate of variance at
-least 1000 is drawn by its normal approximation there.
+program per resample, except in the tester, which solves only those its two
+ends need (``dce_draws`` of :func:`measure_interval`); always 16 per bin for
+the uniform binned ECE, whose bin edges are cell edges). Numpy input with
+more than 2**14 rows is summed into the cells in one pass with no sort (the
+uniform ECE's by the measure's own one-pass kernel, for plain input of any
+size); a sketch's statistic is merged into the same cells. A cell keeps the
+weight, the positive weight and the residual sum ``P - v W`` of its rows
+(its value is their mean prediction), and only the resampled *deviations*
+``T* - T`` are read from the cells; the point estimate is always the measure
+of the full data. The uniform ECE and the cutoff band draw all resamples in
+one ``(R, K)`` array and evaluate them at once; a Gamma (or null binomial)
+variate of variance at least 1000 is drawn by its normal approximation
+there.
 """
 
 import math
@@ -486,13 +488,76 @@ def _basic(estimate, center, draws, confidence, max_value):
     a = 1.0 - confidence
     delta = np.asarray(draws) - center
     q_lo, q_hi = np.quantile(delta, [a / 2, 1 - a / 2])
+    low, high = _ends(estimate, q_lo, q_hi, max_value)
+    debiased = float(min(max(estimate - delta.mean(), 0.0), max_value))
+    return low, high, debiased
+
+
+def _ends(estimate, q_lo, q_hi, max_value):
+    """``(low, high)`` of :func:`_basic` from the quantiles of ``draws - center``."""
     low = min(max(estimate - max(q_hi, -q_lo), 0.0), max_value)
     high = min(max(estimate + max(q_hi, -q_lo), 0.0), max_value)
-    debiased = float(min(max(estimate - delta.mean(), 0.0), max_value))
-    return float(low), float(high), debiased
+    return float(low), float(high)
 
 
-def _bootstrap(measure, cells, estimate, confidence, n_resamples, rng):
+def _quantile_ranks(R, levels):
+    """The ranks (ascending, from 0) whose values ``np.quantile`` reads at ``levels``.
+
+    Linear interpolation reads the order statistics at ``floor(h)`` and
+    ``floor(h) + 1``, ``h = level (R - 1)``; ``h`` is read off the ranks
+    themselves (``np.quantile`` of ``0, ..., R - 1``), and where it is within
+    rounding of an integer the neighbours on both sides are included.
+    """
+    ranks = set()
+    for h in np.quantile(np.arange(R, dtype=np.float64), levels).tolist():
+        k = math.floor(h)
+        near = abs(h - round(h)) < 1e-9
+        ranks.update(range(k - 1, k + 3) if near else (k, k + 1))
+    return sorted(k for k in ranks if 0 <= k < R)
+
+
+def _pruned_bootstrap(draws, work, estimate, center, confidence, n_resamples, rng, max_value):
+    """``(low, high)`` of :func:`_bootstrap` (no ``debiased``) by branch and bound.
+
+    ``draws`` (from the caller's ``dce_draws``) solves a resample only where
+    its bounds do not settle what is read: the order statistics of the
+    resamples that ``np.quantile`` interpolates, and whether at least a
+    given number of null draws reach ``center``. The resamples and null
+    draws are drawn from ``rng`` in the same order as :func:`_bootstrap`
+    draws them, so they are the same draws.
+    """
+    a = 1.0 - confidence
+    stats = [work.draw(rng) for _ in range(n_resamples)]
+    resamples = draws.resamples(
+        np.array([s.weights for s in stats]), np.array([s.positives for s in stats])
+    )
+    levels = [a / 2, 1 - a / 2]
+    ranks = _quantile_ranks(n_resamples, levels)
+    exact = np.array([resamples.largest(n_resamples - k) for k in ranks])
+    # a non-decreasing stand-in for the sorted resamples with the exact
+    # values at the ranks np.quantile reads: the same quantiles, bit for bit
+    filler = exact[np.maximum(np.searchsorted(ranks, np.arange(n_resamples), "right") - 1, 0)]
+    q_lo, q_hi = np.quantile(filler - center, levels)
+    low, high = _ends(estimate, q_lo, q_hi, max_value)
+    if low > 0:
+        # the rank test of _bootstrap: low = 0 iff at least `need` null draws
+        # reach center, `need` the least count passing its comparison
+        need = next(
+            (c for c in range(n_resamples + 1)
+             if (1 + c) / (n_resamples + 1) > (1 - confidence) / 2),
+            None,
+        )
+        if need == 0:
+            low = 0.0
+        elif need is not None:
+            stats = [work.null_draw(rng) for _ in range(n_resamples)]
+            null = draws.null(stats[0].weights, np.array([s.positives for s in stats]))
+            if not null.exceeds(center, need, 0.0):
+                low = 0.0
+    return low, high
+
+
+def _bootstrap(measure, cells, estimate, confidence, n_resamples, rng, dce_draws=None):
     """``(low, high, debiased, merged)`` of the basic bootstrap on ``cells``.
 
     The lower end is 0 when the calibrated null (outcomes redrawn as
@@ -502,11 +567,21 @@ def _bootstrap(measure, cells, estimate, confidence, n_resamples, rng):
     ``|e|``), and only the null knows the plug-in's law at 0. The uniform
     binned ECE and cutoff draw all resamples in one array (_vector_draws);
     the cutoff interval is the uniform band of :func:`_cutoff_band`.
+    ``dce_draws`` (dCE only, see :func:`measure_interval`): ``debiased`` is
+    None and the resamples are solved only where needed.
     """
     work = cells.blocks(_Layout(measure))
     name = measure._tester_name
     if name == "cutoff":
         return (*_cutoff_band(work, estimate, confidence, n_resamples, rng), work.merged)
+    draws = dce_draws(measure, work.G) if dce_draws is not None and name == "dce" else None
+    if draws is not None:
+        # the value the resamples deviate from, by the draws' own solver
+        center = draws.center()
+        low, high = _pruned_bootstrap(
+            draws, work, estimate, center, confidence, n_resamples, rng, measure._max_value
+        )
+        return low, high, None, work.merged
     vector = _vector_core(measure, work)
     if vector is not None:
         pos, W = _vector_draws(work, rng, n_resamples)
@@ -613,8 +688,17 @@ def measure_interval(
     method="auto",
     n_resamples=200,
     random_state=None,
+    dce_draws=None,
 ):
-    """The interval of ``measure`` (a measure object); see ``interval``."""
+    """The interval of ``measure`` (a measure object); see ``interval``.
+
+    ``dce_draws`` (the tester's, ``skcal.tester._dcebound.dce_interval_draws``):
+    called with the measure and the cells a dCE bootstrap resamples, it
+    returns an object that solves resamples and null draws only where their
+    bounds do not settle the interval's ends (or None: every draw solved).
+    The ends are then those of solving every draw in that object, and
+    ``debiased`` is None (it needs every draw).
+    """
     from sklearn.utils import Bunch, check_random_state
     if measure._proba == "full":
         return _row_interval(
@@ -705,7 +789,7 @@ def measure_interval(
     if name == "binned_ece" and measure.norm == "l2" and (uniform_cells or not cells.merged):
         out["debiased_l2"] = _kumar_debiased_l2(cells, measure)
     low, high, debiased, merged = _bootstrap(
-        measure, cells, estimate, confidence, n_resamples, rng
+        measure, cells, estimate, confidence, n_resamples, rng, dce_draws
     )
     guarantee = (
         "asymptotic: bootstrap on the grouped statistic (hull of the basic and "

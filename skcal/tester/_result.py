@@ -286,16 +286,24 @@ def _measure_interval(measure, y_true, y_prob, sample_weight, pos_label, labels,
                       random_state):
     """``(low, high)`` of the tested measure's ``interval``, or None.
 
-    Every measure of skcal, dCE included, through its public ``interval``
-    (its default method: for dCE the bootstrap on its grouped statistic,
-    one linear program per resample on at most 400 cells, about 1 s of CPU
-    at n = 10**5 against about 9 s for the test itself). None for a measure
+    Every measure of skcal, dCE included, as its public ``interval`` (its
+    default method) gives them; for dCE (the bootstrap on its grouped
+    statistic, a linear program per resample on at most 400 cells) the
+    resamples and null draws are solved only where their bounds do not
+    settle the two ends (``skcal.tester._dcebound.dce_interval_draws``:
+    the values of :class:`~skcal.metrics._ldtc.FixedStartSession`, within
+    solver rounding of the public method's). None for a measure
     without an ``interval`` method (a plain callable) and for input it
     cannot resample (a sketch without per-row counts); the tester's own
     decision does not depend on it.
     """
     if not callable(getattr(measure, "interval", None)):
         return None
+    # imported here, as CalibrationMeasure.interval imports it: not at import time
+    from .._interval import measure_interval
+    from ..measures import CalibrationMeasure
+    from ._dcebound import dce_interval_draws
+
     params = measure.get_params(deep=False)
     extra = {}
     if "labels" in params and params["labels"] is None and labels is not None:
@@ -305,10 +313,18 @@ def _measure_interval(measure, y_true, y_prob, sample_weight, pos_label, labels,
     if extra:
         measure = clone(measure).set_params(**extra)
     try:
-        ci = measure.interval(
-            y_true, y_prob, sample_weight=sample_weight, confidence=confidence,
-            random_state=random_state,
-        )
+        if sample_weight is None and type(measure).interval is CalibrationMeasure.interval:
+            # the same ends, but dCE's resamples solved only where needed
+            # (branch and bound) and no debiased estimate
+            ci = measure_interval(
+                measure, y_true, y_prob, confidence=confidence,
+                random_state=random_state, dce_draws=dce_interval_draws,
+            )
+        else:
+            ci = measure.interval(
+                y_true, y_prob, sample_weight=sample_weight, confidence=confidence,
+                random_state=random_state,
+            )
     except (ValueError, TypeError):
         # e.g. a sketch that does not keep the counts behind its weights
         return None

@@ -24,29 +24,23 @@ from skcal.tester._tolerant import (
     _TolerantRule,
 )
 
-from reference_dcebound import bounds_by_definition, full_null
-
-# The branch and bound re-solves draws in a HiGHS session, which needs
-# HiGHS's own binding (SciPy >= 1.15); without it the tester solves every
-# draw (the path of the other tolerant tests), and so do these tests' twins.
-pytestmark = pytest.mark.skipif(
-    not _ldtc.sessions_available(1000, 101),
-    reason="no HiGHS session here (SciPy < 1.15): the tester solves every draw",
+from reference_dcebound import (
+    bound_case,
+    bounds_by_definition,
+    check_bounds,
+    full_null,
+    needs_sessions,
+    random_predictions,
+    random_weights,
 )
+
+pytestmark = needs_sessions
 
 
 def _case(rng, i):
     """Data, weights and test settings: ties, zero weights, p in {0, 1}, n = 1."""
     n = [1, 2, 3, 5, 8, 13, 30, 60][i % 8]
-    kind = (i // 8) % 4
-    if kind == 0:
-        p = rng.random(n)
-    elif kind == 1:  # ties, with 0 and 1 among the values
-        p = rng.choice([0.0, 0.2, 0.5, 0.5, 0.7, 1.0], n)
-    elif kind == 2:
-        p = np.full(n, rng.random())
-    else:
-        p = rng.beta(0.3, 0.3, n)
+    p = random_predictions(rng, n, (i // 8) % 4)
     mode = i % 3
     if mode == 0:  # calibrated
         y = (rng.random(n) < p).astype(float)
@@ -54,12 +48,7 @@ def _case(rng, i):
         y = (rng.random(n) < np.clip(p + 0.3, 0, 1)).astype(float)
     else:  # against the predictions: the p-value's bisection has work
         y = (p < 0.5).astype(float)
-    w = None
-    if i % 5 == 1:
-        w = rng.integers(0, 4, n).astype(float)
-        w[rng.integers(n)] = 1.0
-    elif i % 5 == 2:
-        w = rng.random(n) + 0.1
+    w = random_weights(rng, n, i % 5 if i % 5 < 3 else 0)
     K = len(np.unique(p))
     grid = int(rng.integers(1, 4 * K)) if i % 7 else np.array([0.0, 0.3, 1.0])
     alpha = [0.05, 0.1, 0.2][i % 3]
@@ -128,19 +117,15 @@ def test_the_comparison_fails_when_needed_draws_are_pruned(monkeypatch, broken):
     # bounds contradict each other, and the branch and bound then solves
     # every draw: its fallback)
     if broken == "upper":
-        real = dcebound._DceNull._upper_bound
+        real = dcebound._DceNull._upper
         monkeypatch.setattr(
-            dcebound._DceNull, "_upper_bound", lambda self, m1, t: 0.9 * real(self, m1, t)
+            dcebound._DceNull, "_upper", lambda self, m1, t: 0.9 * real(self, m1, t)
         )
     else:
-        real = dcebound._DceNull._add_certificate
-
-        def raised(self, psi, t):
-            real(self, psi, t)
-            base, slope, sinks = self._certificates[-1]
-            self._certificates[-1] = (base + 0.02, slope, sinks)
-
-        monkeypatch.setattr(dcebound._DceNull, "_add_certificate", raised)
+        real = dcebound._DceNull._lower
+        monkeypatch.setattr(
+            dcebound._DceNull, "_lower", lambda self, m1, g0, g1: real(self, m1, g0, g1) + 0.02
+        )
     differ, _, _ = _compare(monkeypatch, 32, seed=0)
     assert differ > 0
 
@@ -160,36 +145,23 @@ def test_bounds_hold_on_random_draws():
     rng = np.random.default_rng(2)
     checked = tight = 0
     for i in range(40):
-        n = [5, 20, 80, 200][i % 4]
-        p = rng.choice([0.0, 1.0, *rng.random(n)], n) if i % 3 == 0 else rng.random(n)
-        y = (rng.random(n) < np.clip(p + [0.0, 0.1, -0.2][i % 3], 0, 1)).astype(float)
-        w = rng.integers(0, 3, n).astype(float) if i % 2 else None
-        if w is not None:
-            w[0] = 1.0
-        K = len(np.unique(p))
-        measure = LowerDistanceToCalibration(grid=int(rng.integers(1, min(4 * K, 60))))
+        y, p, w, measure = bound_case(rng, i)
         data = _prepare(measure, y, p, w, None, None)
         null = dcebound._DceNull(data.resampler, _seeds(i, 20), grid_points(measure.grid))
-        for b in range(4):  # certificates of four draws and of the mean draw
-            null._solve(b)
-        draws = np.arange(4, 20)
-        lower, exact, upper = dcebound._bound_checks(null, draws)
-        assert np.all(lower <= exact + 1e-12)
-        assert np.all(exact <= upper + 1e-12)
-        checked += draws.shape[0]
-        tight += int(np.count_nonzero(upper - lower < 0.5 * exact))
+        # certificates of four draws and of the mean draw
+        counts = check_bounds(null)
+        checked, tight = checked + counts[0], tight + counts[1]
         # the vectorised bounds are the literal formulas
-        base, slope, t = null._certificates[-1]
         G = data.resampler.G
         m1 = data.resampler.positives(null.seeds[7])
-        session = null._session
-        _, psi, t_raw = session.certified(G.weights - m1, m1)
+        pool = null._certificates()
+        _, psi, t_raw = pool.session.certified(G.weights - m1, m1)
         m2 = data.resampler.positives(null.seeds[9])
         literal = bounds_by_definition(G.values, G.weights, m2, null.points, psi, t_raw)
-        null._add_certificate(psi, t_raw)
-        base, slope, t = null._certificates[-1]
-        assert base + m2 @ slope == pytest.approx(literal[0], rel=1e-9, abs=1e-12)
-        assert null._upper_bound(m2[None, :], t)[0] == pytest.approx(
+        pool.add(psi, t_raw)
+        g0, g1, t = pool.items[-1]
+        assert null._lower(m2, g0, g1) == pytest.approx(literal[0], rel=1e-9, abs=1e-12)
+        assert null._upper(m2[None, :], t)[0] == pytest.approx(
             literal[1], rel=1e-9, abs=1e-12
         )
     # the bounds are not vacuous either
@@ -216,9 +188,16 @@ def test_fixed_start_values_do_not_depend_on_the_order():
 
 
 def _tester_pair(monkeypatch, y, p, w, **params):
+    """Branch and bound, every draw solved, and the interval as before (every
+    resample solved by ``ldtc_core``, the public ``interval``'s path)."""
     out = []
-    for bb in (True, False):
+    real = dcebound.dce_interval_draws
+    for bb, before in ((True, False), (False, False), (True, True)):
         monkeypatch.setattr(dcebound, "_BRANCH_AND_BOUND", bb)
+        monkeypatch.setattr(
+            dcebound, "dce_interval_draws",
+            (lambda measure, statistic: None) if before else real,
+        )
         out.append(
             CalibrationTester(measure="dce", **params).fit(y, p, sample_weight=w)
         )
@@ -235,12 +214,19 @@ def test_tester_reports_and_null_statistics(monkeypatch, shift):
     w[0] = 1.0
     params = dict(tolerance=0.01, n_resamples=59, alpha=0.1, random_state=5,
                   measure_params={"grid": 40})
-    fast, full = _tester_pair(monkeypatch, y, p, w, **params)
+    fast, full, before = _tester_pair(monkeypatch, y, p, w, **params)
     lazy = fast.__dict__["_null_statistics"]
     assert isinstance(lazy, dcebound._DceNull) and lazy.n_solved < 59
     for name in ("threshold_", "p_value_", "min_epsilon_", "n_resamples_", "statistic_"):
-        assert getattr(fast, name) == getattr(full, name)
-    assert fast.result_.calibrated == full.result_.calibrated
+        assert getattr(fast, name) == getattr(full, name) == getattr(before, name)
+    assert fast.result_.calibrated == full.result_.calibrated == before.result_.calibrated
+    # the interval: that of every draw solved, bit for bit, and within solver
+    # rounding of the one before (see test_dce_interval.py)
+    assert fast.result_.interval == full.result_.interval
+    np.testing.assert_allclose(
+        fast.result_.interval, before.result_.interval, rtol=1e-10, atol=1e-12
+    )
+    assert (fast.result_.interval[0] == 0) == (before.result_.interval[0] == 0) == (shift == 0)
     # pickled and cloned before the null is read: the same values after
     copy = pickle.loads(pickle.dumps(fast))
     assert clone(fast).get_params() == fast.get_params()
