@@ -44,6 +44,7 @@ from ._patching import UtilityPatchingRecalibrator
 from ._scaling import BetaCalibration, SigmoidCalibration, TemperatureScaling
 from ._sigmoid_probability import ProbabilitySigmoidCalibration
 from ._spline import SplineCalibration
+from ._top_label import apply_top_label, fit_top_label
 from ._venn_abers import VennAbersCalibration
 
 __all__ = ["AutoRecalibrator"]
@@ -464,6 +465,30 @@ def _sharpen(kind, parts, a, y, w):
     return (tau, sharp) if sharp < pool else None
 
 
+def _top_label_stage(kind, S, a, y, w, splits):
+    """``(map, score)`` of the cross-fitted top-label map of ``S``, or None.
+
+    ``S`` are the unmixed out-of-fold outputs (the stack, sharpened), ``a``
+    the per-row mixture weight. The map (:func:`fit_top_label`) is fitted
+    on the rows of all folds but one and applied to the remaining fold, on
+    the folds ``splits`` of the first level; it is kept only if the mean
+    score of these out-of-fold maps, mixed with the uniform as every
+    output is, beats the unmapped output's, and then refitted on all the
+    rows.
+    """
+    T = np.empty_like(S)
+    for tr, te in splits:
+        model = fit_top_label(S[tr], y[tr], w[tr])
+        if model is None:
+            return None
+        T[te] = apply_top_label(S[te], model)
+    score = _mean_loss(kind, _mix(T, a), y, w)
+    if not score < _mean_loss(kind, _mix(S, a), y, w):
+        return None
+    model = fit_top_label(S, y, w)
+    return None if model is None else (model, score)
+
+
 def _fold_predict(estimator, P, y, w, P_test):
     """Out-of-fold predictions of one candidate, unmixed, or the error it raised.
 
@@ -733,6 +758,7 @@ class AutoRecalibrator(BaseRecalibrator):
         "max_selection_samples": [Interval(numbers.Integral, 2, None, closed="left"), None],
         "ensemble": ["boolean"],
         "sharpen": ["boolean"],
+        "top_label": ["boolean"],
         "n_jobs": [numbers.Integral, None],
         "random_state": ["random_state"],
     }
@@ -747,6 +773,7 @@ class AutoRecalibrator(BaseRecalibrator):
         max_selection_samples: int | None = 10000,
         ensemble: bool = True,
         sharpen: bool = True,
+        top_label: bool = True,
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
@@ -757,6 +784,7 @@ class AutoRecalibrator(BaseRecalibrator):
         self.max_selection_samples = max_selection_samples
         self.ensemble = ensemble
         self.sharpen = sharpen
+        self.top_label = top_label
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -831,7 +859,8 @@ class AutoRecalibrator(BaseRecalibrator):
         names = [name for name, _ in table]
         errors = {}
         oof = {}  # name -> out-of-fold predictions (row scores only)
-        raw = {}  # the same, unmixed (with sharpen)
+        raw = {}  # the same, unmixed (with sharpen or top_label)
+        keep_raw = kind is not None and self.ensemble and (self.sharpen or self.top_label)
         if rows.shape[0] < 2:
             # nothing to cross-fit on: the model is left alone, unscored
             index = 0
@@ -862,7 +891,7 @@ class AutoRecalibrator(BaseRecalibrator):
                         errors[name] = f"{type(out).__name__}: {out}"
                         losses[k] = np.inf
                         break
-                    if kind is not None and self.sharpen:
+                    if keep_raw:
                         raw.setdefault(name, np.empty_like(Ps))[te] = out
                     out = _mix(out, fold_a[f])
                     if kind is None:
@@ -882,6 +911,8 @@ class AutoRecalibrator(BaseRecalibrator):
         weights = {names[index]: 1.0}
         self.stack_score_ = None
         self.tau_ = 1.0
+        self.top_label_map_ = None
+        self.top_label_score_ = None
         if self.ensemble and kind is not None and rows.shape[0] >= 2:
             finite = [n for k, n in enumerate(names) if np.isfinite(means[k]) and n in oof]
             if finite:
@@ -905,6 +936,14 @@ class AutoRecalibrator(BaseRecalibrator):
                         if sharpened is not None:
                             self.tau_, sharp = sharpened
                             self.stack_score_ = -sharp
+            if self.top_label and np.isfinite(means[index]) and all(n in raw for n in weights):
+                # the confidence of the (sharpened) output, recalibrated
+                # out of fold (_top_label)
+                S = _power(sum(x * raw[n] for n, x in weights.items()), self.tau_)
+                stage = _top_label_stage(kind, S, row_a, ys, ws, splits)
+                if stage is not None:
+                    self.top_label_map_, score = stage
+                    self.top_label_score_ = -score
         self.weights_ = weights
         self.chosen_ = names[index]
         self.scores_ = {}
@@ -926,7 +965,10 @@ class AutoRecalibrator(BaseRecalibrator):
             self.weights_[name] * predict_recalibrator(model, P, check=False)
             for name, model in self.recalibrators_.items()
         )
-        return _mix(_power(Q, self.tau_), self.mixture_)
+        Q = _power(Q, self.tau_)
+        if self.top_label_map_ is not None:
+            Q = apply_top_label(Q, self.top_label_map_)
+        return _mix(Q, self.mixture_)
 
     def summary(self) -> str:
         """The candidates' out-of-fold scores and the choice, as a text table.
