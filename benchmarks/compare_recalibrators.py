@@ -669,7 +669,25 @@ def _sums_to_one(P):
     return P
 
 
-def run_case(data_name, X, y, model_name, make_model, split, all_methods, cache):
+def cached_probabilities(X, y, make_model, split, path):
+    """:func:`case_probabilities`, kept in the ``.npz`` file ``path`` (or None).
+
+    A method re-run on a cache whose entry for it was deleted then reuses
+    the base model's probabilities of the split instead of refitting the
+    model (its fit is seeded: the same arrays either way).
+    """
+    if path is not None and os.path.exists(path):
+        with np.load(path) as f:
+            return (f["P_cal"], f["y_cal"], f["P_test"], f["y_test"], int(f["n_train"]))
+    out = case_probabilities(X, y, make_model, split)
+    if path is not None:
+        np.savez(path, P_cal=out[0], y_cal=out[1], P_test=out[2], y_test=out[3],
+                 n_train=out[4])
+    return out
+
+
+def run_case(data_name, X, y, model_name, make_model, split, all_methods, cache,
+             probabilities=None):
     path = cache_path(cache, data_name, model_name, split)
     done = {}
     if os.path.exists(path):
@@ -678,7 +696,10 @@ def run_case(data_name, X, y, model_name, make_model, split, all_methods, cache)
     todo = [m for m in all_methods if m not in done]
     if not todo:
         return done
-    P_cal, y_cal, P_test, y_test, n_train = case_probabilities(X, y, make_model, split)
+    P_cal, y_cal, P_test, y_test, n_train = cached_probabilities(
+        X, y, make_model, split,
+        None if probabilities is None else cache_path(probabilities, data_name, model_name,
+                                                      split)[:-len(".json")] + ".npz")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         auto = all_methods.get("skcal auto")
@@ -925,6 +946,9 @@ def main():
                         help="print the tables of the cases already in the cache")
     parser.add_argument("--cache", default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "results", "compare_cache"))
+    parser.add_argument("--probabilities", default=None,
+                        help="a directory keeping the base models' probabilities of each "
+                        "(case, split), so that re-running a method does not refit them")
     parser.add_argument("--markdown", action="store_true",
                         help="with --cached-only: the summary tables as Markdown")
     parser.add_argument("--check-peers", action="store_true",
@@ -943,6 +967,8 @@ def main():
         return
     splits = args.splits or (3 if args.quick else 10)
     os.makedirs(args.cache, exist_ok=True)
+    if args.probabilities is not None:
+        os.makedirs(args.probabilities, exist_ok=True)
     all_methods = methods(args.quick, args.variants)
     peer_names = [m for m in all_methods
                   if not m.startswith(("skcal", "auto-variant")) and m != "none"]
@@ -968,7 +994,8 @@ def main():
                             cached.setdefault(split, {})[case] = json.load(f)
                     continue
                 results.setdefault(case, []).append(run_case(
-                    data_name, X, y, model_name, make_model, split, all_methods, args.cache))
+                    data_name, X, y, model_name, make_model, split, all_methods, args.cache,
+                    args.probabilities))
         if not args.cached_only:
             print(f"done: split {split} ({time.strftime('%H:%M:%S')})", flush=True)
     if args.cached_only:

@@ -5,7 +5,8 @@ One private module per family, as in scikit-learn's ``linear_model``:
 * ``_patching``: :class:`UtilityPatchingRecalibrator` (utility patching,
   Hegazy, Jordan and Dieuleveut);
 * ``_auto``: :class:`AutoRecalibrator`, the choice among the families by a
-  cross-fitted proper score;
+  cross-fitted proper score; ``_top_label``: the map of its output's largest
+  probability;
 * ``_classifier``: :class:`RecalibratedClassifier`, the classifier
   meta-estimator, and the chain of recalibrators it fits for a list;
 * ``_base``: what every probability-to-probability family shares;

@@ -44,6 +44,7 @@ from ._patching import UtilityPatchingRecalibrator
 from ._scaling import BetaCalibration, SigmoidCalibration, TemperatureScaling
 from ._sigmoid_probability import ProbabilitySigmoidCalibration
 from ._spline import SplineCalibration
+from ._top_label import apply_top_label, fit_top_label
 from ._venn_abers import VennAbersCalibration
 
 __all__ = ["AutoRecalibrator"]
@@ -464,6 +465,36 @@ def _sharpen(kind, parts, a, y, w):
     return (tau, sharp) if sharp < pool else None
 
 
+def _top_label_stage(kind, S, a, y, w, splits):
+    """``(map, score)`` of the cross-fitted top-label map of ``S``, or None.
+
+    ``S`` are the unmixed out-of-fold outputs (the stack, sharpened), ``a``
+    the weight of the uniform in the final output. The map's input is the
+    output as it is without the map, ``_mix(S, a)``, and its output is mixed
+    at ``a`` again (the floor ``a / K`` holds). The input is mixed at the
+    final weight, not at each fold's: where a candidate puts (almost) all
+    the mass on one class (a random forest's votes), ``1 - c`` is set by
+    the mixture alone, and a map of ``log(1 - c)`` fitted at the folds'
+    weights would read it off a different scale than the final output's.
+    The map (:func:`fit_top_label`) is fitted on the rows of all folds but
+    one and applied to the remaining fold, on the folds ``splits`` of the
+    first level; it is kept only if the mean score of these out-of-fold
+    maps beats the unmapped output's, and then refitted on all the rows.
+    """
+    M = _mix(S, a)
+    T = np.empty_like(S)
+    for tr, te in splits:
+        model = fit_top_label(M[tr], y[tr], w[tr])
+        if model is None:
+            return None
+        T[te] = apply_top_label(M[te], model)
+    score = _mean_loss(kind, _mix(T, a), y, w)
+    if not score < _mean_loss(kind, M, y, w):
+        return None
+    model = fit_top_label(M, y, w)
+    return None if model is None else (model, score)
+
+
 def _fold_predict(estimator, P, y, w, P_test):
     """Out-of-fold predictions of one candidate, unmixed, or the error it raised.
 
@@ -523,7 +554,9 @@ class AutoRecalibrator(BaseRecalibrator):
     are close, picking one of them by its out-of-fold score picks partly by
     chance; the mixture averages over that chance instead of betting on it.
     A mixture of calibrated forecasts is under-confident, so it is then
-    raised to a power fitted out of fold (``sharpen``, below).
+    raised to a power fitted out of fold (``sharpen``, below), and its
+    confidence (largest probability) is recalibrated out of fold
+    (``top_label``, below).
     With ``ensemble=False``, or with any other ``selection_scoring`` (scores
     that are not means over rows, where the weights would not be a convex
     problem), the chosen candidate is the one with the best out-of-fold
@@ -640,6 +673,37 @@ class AutoRecalibrator(BaseRecalibrator):
         kept only if it also improves the out-of-fold score against the
         observed classes, so that score is never worse than the pool's.
         ``tau_`` is the fitted power; no effect with one candidate.
+    top_label : bool, default=True
+        Whether the confidence of the output (with ``ensemble=True`` and the
+        log-loss or the Brier score) is recalibrated: a map fitted for a
+        proper score within a parametric family (matrix scaling, Dirichlet
+        calibration, a stack of such maps) is calibrated along the
+        statistics of its family, and its largest probability can stay
+        miscalibrated where per-class binning maps are not (top-label
+        calibration, Gupta and Ramdas 2022). The map ``c -> g(c)`` of the
+        largest probability ``c`` of each row is beta calibration (Kull,
+        Silva Filho and Flach 2017: monotone, three parameters, the identity
+        among its maps) fitted on whether the top class was right, and the
+        other classes share ``1 - g(c)`` in their proportions (evenly where
+        they all have probability 0); the top class keeps its place (where
+        ``g(c)`` would fall below the runner-up, the two tie). Under the
+        log-loss this changes each row's score by exactly the change of the
+        binary log-loss of "the top class is right": fitting the map is a
+        binary calibration problem. It is fitted to Platt's smoothed
+        targets (a right row targets ``(N1 + 1) / (N1 + 2)``, a wrong one
+        ``1 / (N0 + 2)``, effective counts): a
+        confident model makes few mistakes, and a map fitted to a handful of
+        them as certain outcomes follows their noise. Its input is the
+        output without the map (the stack, sharpened, mixed with the
+        uniform at ``mixture_``; out of fold mixed at that same weight, so
+        that a ``1 - c`` set by the mixture alone reads the same in the fit
+        and in the final output), and its output is mixed with the uniform
+        at ``mixture_`` again (the floor holds). It is fitted on the
+        out-of-fold outputs, cross-fitted on the same folds (fitted on all
+        folds but one, applied to the remaining one), kept only if that
+        improves the out-of-fold score, and then refitted on all the
+        out-of-fold rows.
+        ``top_label_map_`` is the fitted map, or None.
     n_jobs : int, default=None
         Parallel jobs over the (candidate, fold) fits.
     random_state : int, RandomState instance or None, default=None
@@ -670,6 +734,14 @@ class AutoRecalibrator(BaseRecalibrator):
     tau_ : float
         The power of the sharpened mixture; 1.0 when there is no transform
         (``sharpen=False``, one candidate, or no better score).
+    top_label_map_ : BetaCalibration or None
+        The map of the output's largest probability (``top_label``), fitted
+        on the two columns ``(1 - c, c)``; None when it is not used (no
+        better out-of-fold score, ``top_label=False``, ``ensemble=False``
+        or another score).
+    top_label_score_ : float or None
+        The cross-fitted out-of-fold score with the map (same sign as
+        ``scores_``), or None.
     scores_ : dict
         For every candidate, ``{"score": s, "se": e}``: its out-of-fold
         score (the selection score, in its own sign: greater is better;
@@ -695,7 +767,11 @@ class AutoRecalibrator(BaseRecalibrator):
     rule, used before). E. Berta, D. Holzmüller, M. I. Jordan and F. Bach,
     "Structured matrix scaling for multi-class calibration", AISTATS 2026.
     T. Gneiting and A. E. Raftery, *Strictly Proper Scoring Rules,
-    Prediction, and Estimation*, 2007. J. Platt, "Probabilistic outputs for
+    Prediction, and Estimation*, 2007. C. Gupta and A. Ramdas, "Top-label
+    calibration and multiclass-to-binary reductions", ICLR 2022
+    (``top_label``). M. Kull, T. Silva Filho and P. Flach, "Beta
+    calibration: a well-founded and easily implemented improvement on
+    logistic calibration for binary classifiers", AISTATS 2017. J. Platt, "Probabilistic outputs for
     support vector machines and comparisons to regularized likelihood
     methods", 1999 (smoothed targets). R. Ranjan and T. Gneiting,
     "Combining probability forecasts", *Journal of the Royal Statistical
@@ -733,6 +809,7 @@ class AutoRecalibrator(BaseRecalibrator):
         "max_selection_samples": [Interval(numbers.Integral, 2, None, closed="left"), None],
         "ensemble": ["boolean"],
         "sharpen": ["boolean"],
+        "top_label": ["boolean"],
         "n_jobs": [numbers.Integral, None],
         "random_state": ["random_state"],
     }
@@ -747,6 +824,7 @@ class AutoRecalibrator(BaseRecalibrator):
         max_selection_samples: int | None = 10000,
         ensemble: bool = True,
         sharpen: bool = True,
+        top_label: bool = True,
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
@@ -757,6 +835,7 @@ class AutoRecalibrator(BaseRecalibrator):
         self.max_selection_samples = max_selection_samples
         self.ensemble = ensemble
         self.sharpen = sharpen
+        self.top_label = top_label
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -831,7 +910,8 @@ class AutoRecalibrator(BaseRecalibrator):
         names = [name for name, _ in table]
         errors = {}
         oof = {}  # name -> out-of-fold predictions (row scores only)
-        raw = {}  # the same, unmixed (with sharpen)
+        raw = {}  # the same, unmixed (with sharpen or top_label)
+        keep_raw = kind is not None and self.ensemble and (self.sharpen or self.top_label)
         if rows.shape[0] < 2:
             # nothing to cross-fit on: the model is left alone, unscored
             index = 0
@@ -862,7 +942,7 @@ class AutoRecalibrator(BaseRecalibrator):
                         errors[name] = f"{type(out).__name__}: {out}"
                         losses[k] = np.inf
                         break
-                    if kind is not None and self.sharpen:
+                    if keep_raw:
                         raw.setdefault(name, np.empty_like(Ps))[te] = out
                     out = _mix(out, fold_a[f])
                     if kind is None:
@@ -882,6 +962,8 @@ class AutoRecalibrator(BaseRecalibrator):
         weights = {names[index]: 1.0}
         self.stack_score_ = None
         self.tau_ = 1.0
+        self.top_label_map_ = None
+        self.top_label_score_ = None
         if self.ensemble and kind is not None and rows.shape[0] >= 2:
             finite = [n for k, n in enumerate(names) if np.isfinite(means[k]) and n in oof]
             if finite:
@@ -905,6 +987,14 @@ class AutoRecalibrator(BaseRecalibrator):
                         if sharpened is not None:
                             self.tau_, sharp = sharpened
                             self.stack_score_ = -sharp
+            if self.top_label and np.isfinite(means[index]) and all(n in raw for n in weights):
+                # the confidence of the (sharpened) output, recalibrated
+                # out of fold (_top_label)
+                S = _power(sum(x * raw[n] for n, x in weights.items()), self.tau_)
+                stage = _top_label_stage(kind, S, _mixture(w), ys, ws, splits)
+                if stage is not None:
+                    self.top_label_map_, score = stage
+                    self.top_label_score_ = -score
         self.weights_ = weights
         self.chosen_ = names[index]
         self.scores_ = {}
@@ -926,7 +1016,10 @@ class AutoRecalibrator(BaseRecalibrator):
             self.weights_[name] * predict_recalibrator(model, P, check=False)
             for name, model in self.recalibrators_.items()
         )
-        return _mix(_power(Q, self.tau_), self.mixture_)
+        Q = _mix(_power(Q, self.tau_), self.mixture_)
+        if self.top_label_map_ is not None:
+            Q = _mix(apply_top_label(Q, self.top_label_map_), self.mixture_)
+        return Q
 
     def summary(self) -> str:
         """The candidates' out-of-fold scores and the choice, as a text table.
@@ -959,7 +1052,15 @@ class AutoRecalibrator(BaseRecalibrator):
                 f"on {self.n_selection_samples_} rows (best score, ties to the simplest), "
                 f"mixed with the uniform at {self.mixture_:.3g}"
             )
-        lines = [head, f"  {'candidate':<22} {'score':>12} {'s.e. of diff.':>14}"]
+        lines = [head]
+        if self.top_label_map_ is not None:
+            m = self.top_label_map_
+            lines.append(
+                f"  its largest probability c recalibrated to sigmoid({m.a_[0]:.4g} log c "
+                f"- {m.b_[0]:.4g} log(1 - c) + {m.c_[0]:.4g}) (top-label map, out-of-fold "
+                f"score {self.top_label_score_:.6g})"
+            )
+        lines.append(f"  {'candidate':<22} {'score':>12} {'s.e. of diff.':>14}")
         for name, entry in self.scores_.items():
             mark = "  <- chosen" if name == self.chosen_ else ""
             if name in self.weights_ and len(self.weights_) > 1:
