@@ -702,7 +702,8 @@ class AutoRecalibrator(BaseRecalibrator):
         out-of-fold outputs, cross-fitted on the same folds (fitted on all
         folds but one, applied to the remaining one), kept only if that
         improves the out-of-fold score, and then refitted on all the
-        out-of-fold rows.
+        out-of-fold rows. Not when the output is the identity alone (the
+        model left alone stays alone).
         ``top_label_map_`` is the fitted map, or None.
     n_jobs : int, default=None
         Parallel jobs over the (candidate, fold) fits.
@@ -987,7 +988,12 @@ class AutoRecalibrator(BaseRecalibrator):
                         if sharpened is not None:
                             self.tau_, sharp = sharpened
                             self.stack_score_ = -sharp
-            if self.top_label and np.isfinite(means[index]) and all(n in raw for n in weights):
+            if (
+                self.top_label
+                and np.isfinite(means[index])
+                and all(n in raw for n in weights)
+                and list(weights) != ["identity"]  # the model left alone stays alone
+            ):
                 # the confidence of the (sharpened) output, recalibrated
                 # out of fold (_top_label)
                 S = _power(sum(x * raw[n] for n, x in weights.items()), self.tau_)

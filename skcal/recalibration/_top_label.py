@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._common import fit_recalibrator, predict_recalibrator
 from ._scaling import BetaCalibration
 
 __all__ = ["apply_top_label", "fit_top_label"]
@@ -65,10 +66,11 @@ def fit_top_label(Q, y, w):
     n1 = n * float(w[right].sum()) / float(w.sum())
     t = np.where(right, (n1 + 1.0) / (n1 + 2.0), 1.0 / (n - n1 + 2.0))
     B = _binary(c)
-    return BetaCalibration(labels=[0, 1]).fit(
-        np.vstack([B, B]),
+    # the rows are AutoRecalibrator's own outputs, validated once already
+    return fit_recalibrator(
+        BetaCalibration(), np.vstack([B, B]),
         np.concatenate([np.ones(c.shape[0], np.int64), np.zeros(c.shape[0], np.int64)]),
-        sample_weight=np.concatenate([w * t, w * (1.0 - t)]),
+        np.concatenate([w * t, w * (1.0 - t)]),
     )
 
 
@@ -88,7 +90,7 @@ def apply_top_label(Q, model):
     Q = np.asarray(Q, dtype=np.float64)
     rows = np.arange(Q.shape[0])
     top, c = _confidence(Q)
-    g = model.predict_proba(_binary(c))[:, 1]
+    g = predict_recalibrator(model, _binary(c))[:, 1]
     out = Q.copy()
     out[rows, top] = 0.0
     # the others' sum from the others themselves (not 1 - c): exact where

@@ -6,7 +6,8 @@ from numpy.testing import assert_allclose
 from sklearn.metrics import log_loss
 
 from skcal.recalibration import AutoRecalibrator
-from skcal.recalibration._auto import _mix, stack
+from skcal.recalibration._auto import _mix, _power, stack
+from skcal.recalibration._top_label import apply_top_label
 
 
 def _objective(kind, Qs, y, w, v):
@@ -86,7 +87,10 @@ def test_the_fitted_mixture_is_what_predict_returns_and_scores_no_worse():
         w * auto.recalibrators_[name].predict_proba(P[:50])
         for name, w in auto.weights_.items()
     )
-    assert_allclose(auto.predict_proba(P[:50]), _mix(expected, auto.mixture_), rtol=1e-12)
+    expected = _mix(_power(expected, auto.tau_), auto.mixture_)
+    if auto.top_label_map_ is not None:  # the map of the confidence (test_auto_top_label)
+        expected = _mix(apply_top_label(expected, auto.top_label_map_), auto.mixture_)
+    assert_allclose(auto.predict_proba(P[:50]), expected, rtol=1e-12)
     best_single = max(entry["score"] for entry in auto.scores_.values())
     if len(auto.weights_) > 1:
         assert auto.stack_score_ >= best_single
