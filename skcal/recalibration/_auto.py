@@ -38,6 +38,8 @@ from ._common import (
     fit_recalibrator,
     predict_recalibrator,
     seed_random_states,
+    smoothed_targets,
+    uniform_weight,
     with_column_labels,
 )
 from ._patching import UtilityPatchingRecalibrator
@@ -133,23 +135,6 @@ def _row_losses(kind, Q, y):
     R = Q.copy()
     R[rows, y] -= 1.0
     return np.einsum("ij,ij->i", R, R)
-
-
-def _mixture(w):
-    """``1 / (n + 1)`` for the effective number ``n = (sum w)^2 / sum w^2`` of rows.
-
-    The weight of the uniform distribution in the output of a candidate
-    fitted on rows of weights ``w`` (Kish's effective number: the number of
-    rows for unit weights, unchanged when every weight is scaled; rows of
-    weight 0 do not count).
-    """
-    return 1.0 / (_effective_rows(w) + 1.0)
-
-
-def _effective_rows(w):
-    """Kish's effective number of rows ``(sum w)^2 / sum w^2``."""
-    w = np.asarray(w, dtype=np.float64)
-    return float(w.sum()) ** 2 / float(np.dot(w, w))
 
 
 def _mix(Q, a):
@@ -327,26 +312,6 @@ def _power_of_log(L, tau):
 _LOG_TAU_BOUND = 5.0
 
 
-def _smoothed_targets(y, w, K):
-    """Platt's smoothed targets (1999), one row per observed class.
-
-    A row of class ``k`` puts ``(N_k + 1) / (N_k + 2)`` on its class and
-    ``1 / (N_k + 2)`` shared evenly by the others; for two classes these are
-    exactly Platt's targets ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)``. The
-    counts are those of Kish's effective number of rows ``n`` (as in
-    :func:`_mixture`): ``N_k = n * (weight of class k) / (total weight)``,
-    the plain counts for unit weights and unchanged when every weight is
-    scaled. A fit to these targets cannot make the out-of-fold rows of a
-    small, separable calibration set certain.
-    """
-    w = np.asarray(w, dtype=np.float64)
-    counts = _effective_rows(w) * np.bincount(y, weights=w, minlength=K) / float(w.sum())
-    own = (counts + 1.0) / (counts + 2.0)
-    T = np.repeat(((1.0 - own) / (K - 1))[y][:, None], K, axis=1)
-    T[np.arange(y.shape[0]), y] = own[y]
-    return T
-
-
 def _target_losses(kind, S, T):
     """Per-row loss of predictions ``S`` against target rows ``T`` (lower is better).
 
@@ -404,7 +369,7 @@ def _fit_tau(kind, R, a, w, targets, upper=None):
 
     The score is the weighted mean row score of ``_mix(_power(R, tau), a)``
     (``a`` the per-row mixture weight of its fold) against the target rows
-    ``targets`` (:func:`_smoothed_targets`; one-hot rows give the score
+    ``targets`` (:func:`smoothed_targets`; one-hot rows give the score
     against the observed classes), minimised over
     ``log tau``: on a grid of step ``1/4`` over the search interval, then
     by Brent's bounded method to ``1e-10`` between the neighbours of the
@@ -457,7 +422,7 @@ def _sharpen(kind, parts, a, y, w):
     sharpened pool is never worse than the pool out of fold.
     """
     R = sum(v * Q for v, Q in parts)
-    targets = _smoothed_targets(y, w, R.shape[1])
+    targets = smoothed_targets(y, w, R.shape[1])
     tau, _, _ = _fit_tau(kind, R, a, w, targets, _sharpness_bound(R, parts, w))
     if tau == 1.0:
         return None
@@ -499,7 +464,7 @@ def _fold_predict(estimator, P, y, w, P_test):
     """Out-of-fold predictions of one candidate, unmixed, or the error it raised.
 
     The caller mixes the prediction with the uniform distribution at the
-    weight ``_mixture(w)`` of the rows the candidate was fitted on, as the
+    weight ``uniform_weight(w)`` of the rows the candidate was fitted on, as the
     final fit's output is (the unmixed predictions are what ``sharpen``
     transforms).
     """
@@ -931,7 +896,7 @@ class AutoRecalibrator(BaseRecalibrator):
             else:
                 losses = np.empty((len(table), n_folds))
                 unit_w = np.array([ws[te].sum() for _, te in splits])
-            fold_a = [_mixture(ws[tr]) for tr, _ in splits]
+            fold_a = [uniform_weight(ws[tr]) for tr, _ in splits]
             row_a = np.empty(rows.shape[0])
             for f, (_, te) in enumerate(splits):
                 row_a[te] = fold_a[f]
@@ -997,7 +962,7 @@ class AutoRecalibrator(BaseRecalibrator):
                 # the confidence of the (sharpened) output, recalibrated
                 # out of fold (_top_label)
                 S = _power(sum(x * raw[n] for n, x in weights.items()), self.tau_)
-                stage = _top_label_stage(kind, S, _mixture(w), ys, ws, splits)
+                stage = _top_label_stage(kind, S, uniform_weight(w), ys, ws, splits)
                 if stage is not None:
                     self.top_label_map_, score = stage
                     self.top_label_score_ = -score
@@ -1014,7 +979,7 @@ class AutoRecalibrator(BaseRecalibrator):
             name: fit_recalibrator(clone(fitted[name]), P, y, w) for name in weights
         }
         self.recalibrator_ = self.recalibrators_[self.chosen_]
-        self.mixture_ = _mixture(w)
+        self.mixture_ = uniform_weight(w)
         return self
 
     def _predict_proba(self, P):

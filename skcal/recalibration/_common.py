@@ -29,6 +29,48 @@ def weighted_sum(w, x):
 
 
 
+# --- effective numbers of rows (Kish) ---------------------------------------------
+
+
+def effective_rows(w):
+    """Kish's effective number of rows ``(sum w)^2 / sum w^2``.
+
+    The number of rows for unit weights, unchanged when every weight is
+    scaled; rows of weight 0 do not count.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    return float(w.sum()) ** 2 / float(np.dot(w, w))
+
+
+def uniform_weight(w):
+    """``1 / (n + 1)`` for the effective number ``n`` of rows (:func:`effective_rows`).
+
+    The weight of the uniform distribution in the output of a candidate of
+    :class:`AutoRecalibrator` fitted on rows of weights ``w``.
+    """
+    return 1.0 / (effective_rows(w) + 1.0)
+
+
+def smoothed_targets(y, w, K):
+    """Platt's smoothed targets (1999), one row per observed class.
+
+    A row of class ``k`` puts ``(N_k + 1) / (N_k + 2)`` on its class and
+    ``1 / (N_k + 2)`` shared evenly by the others; for two classes these are
+    exactly Platt's targets ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)``. The
+    counts are those of the effective number of rows ``n``
+    (:func:`effective_rows`): ``N_k = n * (weight of class k) / (total
+    weight)``, the plain counts for unit weights and unchanged when every
+    weight is scaled. A fit to these targets cannot make the rows of a
+    small, separable set certain.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    counts = effective_rows(w) * np.bincount(y, weights=w, minlength=K) / float(w.sum())
+    own = (counts + 1.0) / (counts + 2.0)
+    T = np.repeat(((1.0 - own) / (K - 1))[y][:, None], K, axis=1)
+    T[np.arange(y.shape[0]), y] = own[y]
+    return T
+
+
 # --- scikit-learn's recalibrators on probability matrices ---------------------------
 
 SKLEARN_METHODS = ("temperature", "isotonic", "sigmoid")

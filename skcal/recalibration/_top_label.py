@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import fit_recalibrator, predict_recalibrator
+from ._common import fit_recalibrator, predict_recalibrator, smoothed_targets
 from ._scaling import BetaCalibration
 
 __all__ = ["apply_top_label", "fit_top_label"]
@@ -45,11 +45,12 @@ def fit_top_label(Q, y, w):
 
     A :class:`BetaCalibration` of the two columns ``(1 - c, c)`` on the
     outcome "the top class is ``y``", with weights ``w``, fitted to Platt's
-    smoothed targets (1999): a right row targets ``(N1 + 1) / (N1 + 2)``, a
-    wrong one ``1 / (N0 + 2)``, ``N1`` and ``N0`` the effective numbers of
-    right and wrong rows (Kish's effective number of rows shared in
-    proportion to their weights: the counts for unit weights, unchanged
-    when every weight is scaled). A confident model makes few mistakes, and
+    smoothed targets (1999; ``smoothed_targets`` of the recalibrators'
+    shared internals): a right row targets ``(N1 + 1) / (N1 + 2)``, a wrong
+    one ``1 / (N0 + 2)``, ``N1`` and ``N0`` the effective numbers of right
+    and wrong rows (Kish's, as every count of ``AutoRecalibrator``: the
+    counts for unit weights, unchanged when every weight is scaled). A
+    confident model makes few mistakes, and
     a map fitted to a handful of them as certain outcomes follows their
     noise; the smoothed targets fit it to what those counts support. (The
     cross-entropy to a target ``t`` is the log-loss of the row counted as
@@ -62,9 +63,7 @@ def fit_top_label(Q, y, w):
     kept = w > 0
     if not kept.any() or right[kept].all() or not right[kept].any():
         return None
-    n = float(w.sum()) ** 2 / float(np.dot(w, w))
-    n1 = n * float(w[right].sum()) / float(w.sum())
-    t = np.where(right, (n1 + 1.0) / (n1 + 2.0), 1.0 / (n - n1 + 2.0))
+    t = smoothed_targets(right.astype(np.intp), w, 2)[:, 1]
     B = _binary(c)
     # the rows are AutoRecalibrator's own outputs, validated once already
     return fit_recalibrator(

@@ -379,6 +379,7 @@ def _given_folds(monkeypatch, module, fold_of, w, rows):
 
 def test_integer_weights_equal_repetition_given_the_same_folds(monkeypatch):
     import skcal.recalibration._auto as auto_module
+    import skcal.recalibration._common as common_module
     from skcal.recalibration import (
         BetaCalibration,
         HistogramBinning,
@@ -402,8 +403,9 @@ def test_integer_weights_equal_repetition_given_the_same_folds(monkeypatch):
         _given_folds(monkeypatch, auto_module, fold_of, w, rows)
         # the mixture counts effective rows (Kish), not copies, on purpose (as
         # the standard errors do); counted as copies, the fits must agree
-        # (the mixture weight and the counts of sharpen's smoothed targets)
-        monkeypatch.setattr(auto_module, "_effective_rows", lambda w: float(np.sum(w)))
+        # (the mixture weight and the counts of the smoothed targets of
+        # sharpen and of the top-label map)
+        monkeypatch.setattr(common_module, "effective_rows", lambda w: float(np.sum(w)))
         candidates = {
             "temperature": TemperatureScaling(),
             "sigmoid": SigmoidCalibration(),

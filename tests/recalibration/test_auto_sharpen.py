@@ -13,9 +13,9 @@ from skcal.recalibration._auto import (
     _power,
     _row_losses,
     _sharpness_bound,
-    _smoothed_targets,
     _target_losses,
 )
+from skcal.recalibration._common import smoothed_targets as _smoothed_targets
 
 
 def _power_reference(Q, tau):
