@@ -526,6 +526,16 @@ class DceIntervalDraws:
 _BRANCH_AND_BOUND = True
 
 
+def _session_grid(measure, K):
+    """The dCE grid of ``measure`` where its draws on ``K`` distinct
+    predictions are re-solved in a session, else None (another measure, or
+    the conditions of ``skcal.metrics._ldtc.sessions_available``)."""
+    if type(measure)._spec is not LowerDistanceToCalibration._spec:
+        return None
+    points = grid_points(measure.grid)
+    return points if sessions_available(K, points.shape[0]) else None
+
+
 def _dce_null(name, measure, data, seeds):
     """The tolerant dCE test's null as a :class:`_DceNull`, or None.
 
@@ -537,15 +547,10 @@ def _dce_null(name, measure, data, seeds):
     off) every draw is solved here, with the same values.
     """
     resampler = getattr(data, "resampler", None)
-    if (
-        name != "dce"
-        or resampler is None
-        or type(measure)._spec is not LowerDistanceToCalibration._spec
-    ):
+    if name != "dce" or resampler is None:
         return None
-    points = grid_points(measure.grid)
-    K = len(resampler.G)
-    if not sessions_available(K, points.shape[0]):
+    points = _session_grid(measure, len(resampler.G))
+    if points is None:
         return None
     null = _DceNull(resampler, seeds, points)
     if not _BRANCH_AND_BOUND:
@@ -562,12 +567,8 @@ def dce_interval_draws(measure, statistic):
     draws are not re-solved in a session (as :func:`_dce_null`); the
     interval then solves every resample as the public ``interval`` does.
     """
-    if type(measure)._spec is not LowerDistanceToCalibration._spec:
-        return None
-    points = grid_points(measure.grid)
-    if not sessions_available(len(statistic), points.shape[0]):
-        return None
-    return DceIntervalDraws(statistic, points)
+    points = _session_grid(measure, len(statistic))
+    return None if points is None else DceIntervalDraws(statistic, points)
 
 
 def _bound_checks(draws, index):
