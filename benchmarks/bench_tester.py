@@ -59,6 +59,15 @@ the same p-value and null statistics (to 1e-12) where both drew alike.
 Wall and CPU seconds per ``decide`` and the draws made are printed; with
 ``--n-jobs 2`` the draws run on two threads (same results).
 
+``python benchmarks/bench_tester.py --tail --bracket [--seeds 20] [--before-seeds 3]``
+compares the bracketed null draws (``skcal.tester._smcebound``; "before"
+turns them off: every draw exact, as in the previous version): ``decide``
+as above, the column "exact" counting the draws computed exactly, then the
+worst case of the sequential test, all 999 draws (``resampling_risk=None``,
+the fixed test), on the first ``--before-seeds`` calibrated seeds, before
+and after; decisions, thresholds, p-values and null statistics must be
+identical (the same draws from the same kernel).
+
 ``python benchmarks/bench_tester.py --tail --draw [--seeds 20] [--before-seeds 3]``
 compares the smCE null draw instead (issue 26 item 3, the maximum): "before"
 is the draw of the previous version (``rng.random(K)`` into an array, then
@@ -388,8 +397,11 @@ _BEFORE = "tail"  # what "before" turns off: the tail bound, or the new draw ("d
 def _use_before(before):
     import skcal._kernels._flow as flow
     import skcal.tester._null as null
+    import skcal.tester._smcebound as smcebound
 
-    if _BEFORE == "draw":
+    if _BEFORE == "bracket":
+        smcebound._BRACKETS = not before
+    elif _BEFORE == "draw":
         null._KERNEL_DRAWS = not before
         flow._set_buckets(not before)
     else:
@@ -419,8 +431,8 @@ def draw_times(p, y, reps=5, draws=8):
           f"same values (1e-12): {same}", flush=True)
 
 
-def _timed_cpu(y, p, seed, n_jobs=None):
-    tester = CalibrationTester(random_state=seed, n_jobs=n_jobs)
+def _timed_cpu(y, p, seed, n_jobs=None, **params):
+    tester = CalibrationTester(random_state=seed, n_jobs=n_jobs, **params)
     cpu = time.process_time()
     seconds, result = timed(tester, y, p)
     return seconds, time.process_time() - cpu, tester
@@ -436,7 +448,7 @@ def tail(n_seeds, n_before, n_jobs=None):
         rng = np.random.default_rng(1000 + 1)
         draw_times(p, (rng.random(n) < p).astype(float))
     print(f"{'model':>10} {'seed':>4} {'version':>7} {'wall s':>7} {'cpu s':>7} "
-          f"{'draws':>5} {'p-value':>8} calibrated")
+          f"{'draws':>5} {'exact':>5} {'p-value':>8} calibrated")
     summary = {}
     for model, shift in (("calibrated", 0.0), ("shifted", 0.02)):
         after_wall, after_cpu, pairs = [], [], []
@@ -452,7 +464,7 @@ def tail(n_seeds, n_before, n_jobs=None):
                 result = tester.result_
                 results[version] = (wall, cpu, tester)
                 print(f"{model:>10} {seed:>4} {version:>7} {wall:>7.2f} {cpu:>7.2f} "
-                      f"{result.n_resamples:>5} {result.p_value:>8.4f} "
+                      f"{result.n_resamples:>5} {_exact(tester):>5} {result.p_value:>8.4f} "
                       f"{result.calibrated!s}", flush=True)
             wall, cpu, result = results["after"]
             after_wall.append(wall)
@@ -462,11 +474,15 @@ def tail(n_seeds, n_before, n_jobs=None):
                 same = old.result_.calibrated == new.result_.calibrated and (
                     old.n_resamples_ != new.n_resamples_
                     or (old.p_value_ == new.p_value_
+                        and old.threshold_ == new.threshold_
                         and np.allclose(old.null_statistics_, new.null_statistics_,
-                                        rtol=1e-12, atol=0))
+                                        rtol=1e-12 if _BEFORE != "bracket" else 0,
+                                        atol=0))
                 )
                 pairs.append((results["before"][0], results["before"][1], wall, cpu, same))
         summary[model] = (after_wall, after_cpu, pairs)
+    if _BEFORE == "bracket":
+        summary["all 999 draws"] = _all_draws(p, n_before, n_jobs)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
     for model, (wall, cpu, pairs) in summary.items():
         print(f"{model}: after over {len(wall)} seeds: wall median {np.median(wall):.2f} s, "
@@ -475,6 +491,43 @@ def tail(n_seeds, n_before, n_jobs=None):
             print(f"  seed {i}: before -> after wall {bw:.2f} -> {aw:.2f} s "
                   f"({bw / aw:.1f}x), cpu {bc:.2f} -> {ac:.2f} s ({bc / ac:.1f}x); "
                   f"same decision (and draws where as many): {same}")
+
+
+def _exact(tester):
+    """How many draws were computed exactly (all, unless bracketed)."""
+    null = tester.__dict__.get("_null_statistics")
+    return getattr(null, "n_exact", tester.n_resamples_)
+
+
+def _all_draws(p, n_seeds, n_jobs):
+    """The sequential test's worst case: every one of the 999 draws made.
+
+    ``resampling_risk=None`` (the fixed test) on calibrated data: the
+    slowest seed of the sequential test makes as many draws (its cap).
+    """
+    n = p.shape[0]
+    wall_after, cpu_after, pairs = [], [], []
+    for seed in range(n_seeds):
+        rng = np.random.default_rng(1000 + seed)
+        y = (rng.random(n) < p).astype(float)
+        out = {}
+        for version, before in (("after", False), ("before", True)):
+            _use_before(before)
+            wall, cpu, tester = _timed_cpu(y, p, seed, n_jobs, resampling_risk=None)
+            _use_before(False)
+            out[version] = (wall, cpu, tester)
+            print(f"{'fixed':>10} {seed:>4} {version:>7} {wall:>7.2f} {cpu:>7.2f} "
+                  f"{tester.n_resamples_:>5} {_exact(tester):>5} {tester.p_value_:>8.4f} "
+                  f"{tester.result_.calibrated!s}", flush=True)
+        old, new = out["before"][2], out["after"][2]
+        same = (old.result_.calibrated == new.result_.calibrated
+                and old.p_value_ == new.p_value_ and old.threshold_ == new.threshold_
+                and np.array_equal(old.null_statistics_, new.null_statistics_))
+        wall_after.append(out["after"][0])
+        cpu_after.append(out["after"][1])
+        pairs.append((out["before"][0], out["before"][1], out["after"][0],
+                      out["after"][1], same))
+    return wall_after, cpu_after, pairs
 
 
 def main():
@@ -491,7 +544,8 @@ def main():
         return
     if "--tail" in sys.argv:
         global _BEFORE
-        _BEFORE = "draw" if "--draw" in sys.argv else "tail"
+        _BEFORE = ("draw" if "--draw" in sys.argv
+                   else "bracket" if "--bracket" in sys.argv else "tail")
 
         def option(name, default):
             return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default

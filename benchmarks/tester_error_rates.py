@@ -36,6 +36,7 @@ CalibrationTester) and also give the mean number of resamples drawn.
     python benchmarks/tester_error_rates.py --multiclass-only  # utility calibration
     python benchmarks/tester_error_rates.py --paired  # sequential vs fixed B = 999
     python benchmarks/tester_error_rates.py --tail-paired  # with/without the tail bound
+    python benchmarks/tester_error_rates.py --bracket-paired  # bracketed/exact draws
 
 ``--no-tail-bound`` runs smCE's sequential test without its early rejection
 on McDiarmid's bound (the rule of earlier versions), for before/after tables.
@@ -51,6 +52,7 @@ from joblib import Parallel, delayed
 
 import skcal
 from skcal import CalibrationTester, UtilityCalibrationError
+from skcal.tester._smcebound import _BRACKET_FROM
 
 ALPHA = 0.05
 
@@ -192,6 +194,29 @@ def tail_paired_experiments(quick):
     return out
 
 
+def bracket_paired_experiments(quick):
+    """smCE's bracketed null draws against exact draws, same data.
+
+    The brackets (``skcal.tester._smcebound``) act from 2**15 distinct
+    predictions; here they are forced at every n, so the pairs compare them
+    on the scenarios of this script. Each pair of rows shares its data sets
+    and random states; the last column counts the data sets on which the
+    decision, the p-value or the threshold differ (they must not: the
+    brackets change what is computed, not the answers).
+    """
+    sizes = [200, 1000] if quick else [200, 1000, 5000, 20000]
+    reps = 100 if quick else 200
+    out = []
+    makes = (calibrated_uniform, calibrated_skewed, shifted(0.02), shifted(0.05))
+    for index, make in enumerate(makes):
+        expect = "power" if index >= 2 else "<= alpha"
+        for base in (dict(measure="smce"), dict(measure="smce", resampling_risk=None)):
+            for bracket in (True, False):
+                out.append((make, base | {"bracket": bracket}, sizes, reps, expect,
+                            3000 + 2 * index + (base.get("resampling_risk", 1) is None)))
+    return out
+
+
 def tolerant_experiments(quick):
     """Tolerant testers (tolerance 0.02): null boundary, power, certified epsilon.
 
@@ -294,10 +319,16 @@ def experiments(quick):
 
 def one_data_set(make, params, n, seed, tail_bound=True):
     import skcal.tester._null
+    import skcal.tester._smcebound as smcebound
 
     params = dict(params)
     # in this worker
     skcal.tester._null._TAIL_BOUND = params.pop("tail_bound", tail_bound)
+    # bracket=True: smCE's bracketed draws at every n; False: every draw exact;
+    # absent: the library's defaults (brackets from 2**15 predictions)
+    bracket = params.pop("bracket", None)
+    smcebound._BRACKETS = bracket is not False
+    smcebound._BRACKET_FROM = 1 if bracket else _BRACKET_FROM
     rng = np.random.default_rng(seed)
     y, p = make(rng, n)
     with warnings.catch_warnings():
@@ -310,6 +341,7 @@ def one_data_set(make, params, n, seed, tail_bound=True):
         result.min_epsilon,
         result.n_resamples,
         result.min_epsilon_measure,
+        (result.p_value, result.threshold),
     )
 
 
@@ -328,6 +360,8 @@ def describe(params):
         parts.append(f"tol={params['tolerance']:g}")
     if params.get("tail_bound") is False:
         parts.append("no tail bound")
+    if "bracket" in params:
+        parts.append("brackets" if params["bracket"] else "exact draws")
     return ", ".join(parts)
 
 
@@ -349,6 +383,10 @@ def main():
         help="sequential and fixed smCE at n = 5000 and 20000, same data",
     )
     parser.add_argument(
+        "--bracket-paired", action="store_true",
+        help="smCE with bracketed draws (at every n) and with exact draws, same data",
+    )
+    parser.add_argument(
         "--no-tail-bound", action="store_true",
         help="smCE's sequential test without its early rejection on McDiarmid's bound",
     )
@@ -360,10 +398,11 @@ def main():
         f"{platform.machine()}; alpha = {ALPHA}"
     )
     header = (
-        f"{'tester':<32}{'data':<38}{'n':>6}{'runs':>6}"
+        f"{'tester':<40}{'data':<38}{'n':>6}{'runs':>6}"
         f"{'% no':>8}{'+-2se':>7}{'min_eps':>9}{'min_meas':>9}  {'expect':<24}"
         f"{'time':>6}{'draws':>7}"
-        + (f"{'differ':>8}" if args.paired or args.tail_paired else "")
+        + (f"{'differ':>8}" if args.paired or args.tail_paired or args.bracket_paired
+           else "")
     )
     print(header)
     start = time.perf_counter()
@@ -379,6 +418,8 @@ def main():
         chosen = paired_experiments(args.quick)
     elif args.tail_paired:
         chosen = tail_paired_experiments(args.quick)
+    elif args.bracket_paired:
+        chosen = bracket_paired_experiments(args.quick)
     else:
         chosen = experiments(args.quick)
     previous = {}
@@ -401,12 +442,17 @@ def main():
             drawn = [r[2] for r in runs if r[2] is not None]
             draws = f"{np.mean(drawn):.0f}" if drawn else "-"
             decisions = np.array([r[0] for r in runs])
+            if args.bracket_paired:  # the answers in full, not only the decisions
+                decisions = np.array([(r[0], *r[4]) for r in runs], dtype=float)
             differ = ""
             if data_index and (index, n) in previous:
-                differ = f"{np.count_nonzero(decisions != previous[index, n]):>8}"
+                changed = np.any(
+                    (decisions != previous[index, n]).reshape(reps, -1), axis=1
+                )
+                differ = f"{np.count_nonzero(changed):>8}"
             previous[index, n] = decisions
             print(
-                f"{describe(params):<32}{make.__name__:<38}{n:>6}{reps:>6}"
+                f"{describe(params):<40}{make.__name__:<38}{n:>6}{reps:>6}"
                 f"{100 * rate:>7.1f}%{200 * se:>6.1f}{shown:>9}{shown_measure:>9}"
                 f"  {expect:<24}"
                 f"{time.perf_counter() - t0:>5.0f}s{draws:>7}{differ}",

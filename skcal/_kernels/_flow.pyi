@@ -45,5 +45,15 @@ def smce_null_draw(
     total: float,
     heap: NDArray[np.float64],
 ) -> float: ...
+def smce_null_bracket(
+    values: NDArray[np.float64],
+    bit_generator: np.random.BitGenerator,
+    scale: float,
+    total: float,
+    ends: NDArray[np.intp],
+    means: NDArray[np.float64],
+    positives: NDArray[np.float64],
+    heap: NDArray[np.float64],
+) -> tuple[float, float]: ...
 def _set_buckets(on: bool, divisor: int = 16) -> None: ...
 def _set_inline_pcg64(on: bool) -> None: ...

@@ -921,3 +921,110 @@ def smce_null_draw(
     if value < 0.0:
         raise MemoryError("smce_null_draw: no memory for the outcomes")
     return value
+
+
+cdef double _bernoulli_groups(
+    const double* values, _bitgen_t* bitgen, skcal_pcg64* pcg, Py_ssize_t G,
+    const Py_ssize_t* ends, const double* means, double* positives,
+) noexcept nogil:
+    """Outcomes ``u_k < v_k`` summed per group; returns ``sum_k |v_k - m_g| |y_k - v_k|``.
+
+    The uniforms as in ``_bernoulli`` (``pcg`` inline, else ``bitgen``): the
+    same outcomes as ``rng.random(K) < values``. ``positives[g]`` is the
+    number of outcomes 1 in group ``g`` (values ``ends[g - 1]`` to
+    ``ends[g] - 1``), ``m_g = means[g]``.
+    """
+    cdef Py_ssize_t g, k, start = 0, count
+    cdef double v, err = 0.0, e
+    cdef int hit
+    # the generator's state in a local the compiler can keep in registers
+    cdef skcal_pcg64 local
+    if pcg != NULL:
+        local = pcg[0]
+    for g in range(G):
+        count = 0
+        e = 0.0
+        # no branch on the outcome (it is random, a branch would mispredict
+        # half the time): an integer count, and |y - v| as fabs(v - y)
+        if pcg != NULL:
+            for k in range(start, ends[g]):
+                v = values[k]
+                hit = skcal_pcg64_double(&local) < v
+                count += hit
+                e += fabs(v - means[g]) * fabs(v - <double>hit)
+        else:
+            for k in range(start, ends[g]):
+                v = values[k]
+                hit = bitgen.next_double(bitgen.state) < v
+                count += hit
+                e += fabs(v - means[g]) * fabs(v - <double>hit)
+        positives[g] = <double>count
+        err += e
+        start = ends[g]
+    if pcg != NULL:
+        pcg[0] = local
+    return err
+
+
+def smce_null_bracket(
+    const double[::1] values,           # IN  (K,) distinct predictions, increasing
+    object bit_generator,               # IN/OUT a numpy BitGenerator; advanced by K
+    double scale,                       # IN  the weight of every value, positive
+    double total,                       # IN  K * scale
+    const Py_ssize_t[::1] ends,         # IN  (G,) one past each group's last value
+    const double[::1] means,            # IN  (G,) each group's mean value
+    double[::1] positives,              # OUT (G,) positive weight per group
+    double[::1] heap,                   # OUT (2G,) work: (key, weight) pairs
+):
+    """One null draw of ``smce_null_draw``, bracketed on groups of values.
+
+    The same outcomes as ``smce_null_draw(values, bit_generator, ...)`` (the
+    generator is advanced alike), but instead of smCE on the ``K`` values
+    this returns ``(value, bound)``: ``value`` is smCE of the draw with each
+    group's rows moved to the group's mean (weight ``count * scale``,
+    positive weight ``positives[g]``), and ``bound`` is
+    ``sum_k scale |v_k - m_g| |y_k - v_k| / total``, so that, in exact
+    arithmetic, ``|smCE(draw) - value| <= bound``: for any test function
+    ``w`` (1-Lipschitz), ``sum_k w(v_k) r_k`` and ``sum_g w(m_g) sum_{k in g}
+    r_k`` differ by at most ``sum_k |v_k - m_g| |r_k|``, and at the mean the
+    group's residual ``sum (y_k - v_k)`` is kept. The groups are
+    consecutive runs of values: ``ends`` increasing, ``ends[G - 1] = K``.
+    """
+    cdef Py_ssize_t K = values.shape[0], G = ends.shape[0], g
+    cdef double value, err
+    cdef _bitgen_t* bitgen = NULL
+    cdef skcal_pcg64 pcg
+    cdef skcal_pcg64* inline_pcg = NULL
+    _need(K >= 1, "values must not be empty")
+    _need(G >= 1 and ends[G - 1] == K, "ends must end at len(values)")
+    _need(means.shape[0] == G and positives.shape[0] == G,
+          "ends, means and positives must have one length")
+    _need(heap.shape[0] >= 2 * G, "heap needs 2 len(ends) entries")
+    for g in range(G):
+        _need(ends[g] > (ends[g - 1] if g > 0 else 0), "ends must increase")
+    state = bit_generator.state
+    if SKCAL_PCG64_INLINE and state.get("bit_generator") == "PCG64" and _inline_pcg64:
+        lcg, inc = state["state"]["state"], state["state"]["inc"]
+        skcal_pcg64_set(&pcg, lcg >> 64, lcg & _LOW64, inc >> 64, inc & _LOW64)
+        inline_pcg = &pcg
+    else:
+        bitgen = <_bitgen_t*>PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
+    cdef double* weights = <double*>malloc(G * sizeof(double))
+    if weights == NULL:
+        raise MemoryError("smce_null_bracket: no memory for the group weights")
+    with nogil:
+        err = _bernoulli_groups(&values[0], bitgen, inline_pcg, G, &ends[0], &means[0],
+                                &positives[0])
+        for g in range(G):
+            weights[g] = (ends[g] - (ends[g - 1] if g > 0 else 0)) * scale
+            positives[g] *= scale
+        value = _one_side(&means[0], weights, &positives[0], NULL, 1.0, G, total,
+                          &heap[0], True)
+    free(weights)
+    if inline_pcg != NULL:
+        hi, lo = skcal_pcg64_hi(&pcg), skcal_pcg64_lo(&pcg)     # Python ints
+        state["state"]["state"] = (hi << 64) | lo
+        bit_generator.state = state
+    if value < 0.0:
+        raise MemoryError("smce_null_bracket: no memory for the buckets")
+    return value, err * scale / total

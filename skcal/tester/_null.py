@@ -438,30 +438,50 @@ def _can_reject(max_draws, alpha, risk):
     return (1 - alpha) ** max_draws <= risk / len(_checkpoints(max_draws))
 
 
-def _sequential_test(draw, statistic, alpha, seeds, risk, n_jobs, q_bound=1.0):
+def _sequential_test(
+    draw, statistic, alpha, seeds, risk, n_jobs, q_bound=1.0, bracketed=None
+):
     """Sequential Monte Carlo test of ``p <= alpha``; see CalibrationTester Notes.
 
     ``q_bound`` is an upper bound on the ideal p-value ``q`` known without
     drawing (``_smce_tail_bound``); at most ``risk / J`` (``J`` looks) it
     rejects at the first look. Returns the sorted null draws and the
     decision: True (reject), False (accept) or None (undecided after all
-    draws; the tester then takes the fixed test's decision on them).
+    draws; the tester then takes the fixed test's decision on them). With
+    ``bracketed`` (an empty ``skcal.tester._smcebound.SmceNull``) the draws
+    are bracketed and counted exactly through it, and it is returned in
+    place of the sorted draws (the same counts, so the same decision).
     """
     checkpoints = _checkpoints(len(seeds))
     delta = risk / len(checkpoints)
     parts, done = [], 0
     for n in checkpoints:
-        parts.append(_draw_all(draw, seeds[done:n], n_jobs))
+        if bracketed is not None:
+            bracketed.extend(seeds[done:n], lambda d, s: _draw_all(d, s, n_jobs))
+            null = bracketed
+        else:
+            parts.append(_draw_all(draw, seeds[done:n], n_jobs))
+            null = np.concatenate(parts)
         done = n
-        null = np.concatenate(parts)
         if q_bound <= delta:
-            return np.sort(null), True
-        exceed = int(np.count_nonzero(null >= statistic))
+            return _sorted(null), True
+        exceed = _at_least(null, statistic)
         if binom.cdf(exceed, n, alpha) <= delta:
-            return np.sort(null), True
+            return _sorted(null), True
         if binom.sf(exceed - 1, n, alpha) <= delta:
-            return np.sort(null), False
-    return np.sort(null), None
+            return _sorted(null), False
+    return _sorted(null), None
+
+
+def _sorted(null):
+    return null if hasattr(null, "at_least") else np.sort(null)
+
+
+def _at_least(null, statistic):
+    """``#{draws >= statistic}`` of sorted draws or of bracketed ones (exact)."""
+    if hasattr(null, "at_least"):
+        return null.at_least(statistic)
+    return int(np.count_nonzero(null >= statistic))
 
 
 def _rejection_counts(max_draws, alpha, risk):

@@ -72,7 +72,7 @@ def _theory_rule(name, eps1, eps2, alpha, n_eff, max_share, h):
 def _resample_threshold(null, level, shifted):
     """Threshold on the statistic: Monte Carlo quantile at a level, plus a shift.
 
-    ``null`` is sorted; rejecting iff the statistic exceeds the
+    ``null`` is sorted (or bracketed: its ``largest``); rejecting iff the statistic exceeds the
     ``(B + 1 - k)``-th smallest draw, ``k = floor(level (B + 1))``, is the
     test with p-value ``(1 + #{T* >= T}) / (B + 1) <= level``.
     """
@@ -80,6 +80,8 @@ def _resample_threshold(null, level, shifted):
     k = math.floor(mc_level * (null.size + 1) + 1e-9)
     if k < 1:
         return math.inf
+    if hasattr(null, "largest"):  # bracketed draws (skcal.tester._smcebound)
+        return null.largest(k) + shift
     return float(null[null.size - k]) + shift
 
 

@@ -1,0 +1,190 @@
+"""The smCE tester's null draws, bracketed on groups of predictions.
+
+A null draw of the smCE tester on ``K`` distinct predictions of one weight
+(``_BinaryData.bernoulli``) is ``K`` uniforms and an exact smCE on ``K``
+points (``smce_null_draw``): about 7 ms at ``K = 10**6``, of which drawing
+the outcomes is under 2. The test reads its draws only through
+comparisons: how many reach the statistic, and (its threshold) one order
+statistic. Neither needs most draws exactly.
+
+**The bracket.** Cut the sorted predictions into consecutive groups of
+``m`` and move each group's rows to the group's mean ``m_g``: the residual
+``sum (y_k - v_k)`` of the group is kept, and for every 1-Lipschitz test
+function ``w``, ``sum_k w(v_k) r_k`` moves by at most ``sum_k |v_k - m_g|
+|r_k|``; so smCE (a supremum over such ``w``, divided by the total weight)
+moves by at most ``bound = sum_k |v_k - m_g| |y_k - v_k| / K``. The kernel
+``smce_null_bracket`` draws the same outcomes as ``smce_null_draw`` from the
+same seed and returns the grouped smCE and this bound in one pass (1.7 ms at
+``K = 10**6``: the uniforms, and an exact smCE on ``K / m`` points).
+
+**Exact answers.** A draw is known to lie in ``[value - bound - margin,
+value + bound + margin]`` (``margin`` covers the rounding of both
+computations). A comparison its interval settles is not computed; a draw
+whose interval straddles what is asked is drawn again exactly, from its
+seed, by ``smce_null_draw``: the number ``_BinaryData.draw`` gives, which
+the tester computed for every draw before. So the counts, the threshold,
+the p-value and the decision are those of the exact draws, bit for bit;
+only their cost changes.
+
+**The groups.** ``m = floor(sqrt(K) / 16)``: the bound is at most ``m / (2
+K)`` (the groups' widths sum to at most 1 and ``|y - v| <= 1``), while the
+null's spread is of order ``1 / sqrt(K)``, so the share of draws left
+undecided stays about the same at every ``K`` (2% of the draws at ``K =
+10**6`` on calibrated uniform predictions), and the grouped smCE costs
+``O(16 sqrt(K))``, nothing beside the uniforms.
+"""
+
+import math
+
+import numpy as np
+
+from .._kernels._flow import smce_null_bracket, smce_null_draw
+
+__all__ = ["SmceNull", "bracketed"]
+
+# From this many distinct predictions on, the smCE tester brackets its draws
+# (below, an exact draw takes under 0.2 ms and the per-call overhead of the
+# bracket is a large share; measured by benchmarks/bench_tester.py --tail).
+_BRACKET_FROM = 2**15
+# False: every draw exact (benchmarks/bench_tester.py times both)
+_BRACKETS = True
+# Groups of about sqrt(K) / _GROUP_DIVISOR predictions (the module's docstring).
+_GROUP_DIVISOR = 16
+
+
+def bracketed(data):
+    """Whether the null draws of ``data`` (a ``_BinaryData``) are bracketed."""
+    return bool(
+        _BRACKETS and getattr(data, "bernoulli", False) and len(data.G) >= _BRACKET_FROM
+    )
+
+
+def _groups(values):
+    """``(ends, means)``: consecutive groups of about ``sqrt(K) / 16`` values."""
+    K = values.shape[0]
+    m = max(1, math.isqrt(K) // _GROUP_DIVISOR)
+    ends = np.arange(m, K + m, m, dtype=np.intp)
+    ends[-1] = K
+    if ends.shape[0] > 1 and ends[-2] == K:  # pragma: no cover - m divides K
+        ends = ends[:-1]
+    starts = np.concatenate(([0], ends[:-1]))
+    means = np.add.reduceat(values, starts) / np.diff(np.append(starts, K))
+    return ends, means
+
+
+class SmceNull:
+    """The null draws of one smCE test, each bracketed, exact where asked.
+
+    Parameters
+    ----------
+    data : _BinaryData
+        The test's data, with ``bernoulli`` draws (distinct predictions of
+        one weight). Only its predictions, weight and total are kept (a
+        fitted tester pickles this object until ``null_statistics_`` is
+        read).
+
+    Attributes
+    ----------
+    size : int
+        The number of draws made.
+    n_exact : int
+        How many of them were computed exactly.
+    """
+
+    # the draws release the GIL: _draw_all runs them in threads
+    bernoulli = True
+
+    def __init__(self, data):
+        G = data.G
+        self._values = np.ascontiguousarray(G.values, dtype=np.float64)
+        self._scale = float(data.scale)
+        self._total = float(G.total)
+        self._ends, self._means = _groups(self._values)
+        K = self._values.shape[0]
+        # rounding of the two smCE computations (each a sum of about 2 K terms
+        # of magnitude at most 1 / K) and of the bound: far below the bound
+        self._margin = 1e-9 + 4.0 * K * 2.0**-52
+        self.seeds = []
+        self.values = np.empty(0)
+        self.exact = np.empty(0, dtype=bool)
+        self.lower = np.empty(0)
+        self.upper = np.empty(0)
+
+    @property
+    def size(self):
+        return len(self.seeds)
+
+    @property
+    def n_exact(self):
+        return int(np.count_nonzero(self.exact))
+
+    def bracket(self, seed):
+        """``(value, bound)`` of the draw of ``seed`` (``smce_null_bracket``)."""
+        rng = np.random.default_rng(seed)
+        G = self._ends.shape[0]
+        value, bound = smce_null_bracket(
+            self._values, rng.bit_generator, self._scale, self._total,
+            self._ends, self._means, np.empty(G), np.empty(2 * G),
+        )
+        return value, bound
+
+    def extend(self, seeds, draw_all):
+        """Bracket the draws of ``seeds``; ``draw_all(draw, seeds)`` runs them."""
+        if len(seeds) == 0:
+            return
+        pairs = np.asarray(draw_all(self.bracket, list(seeds)), dtype=np.float64)
+        pairs = pairs.reshape(len(seeds), 2)
+        value, bound = pairs[:, 0], pairs[:, 1]
+        width = bound * (1.0 + 1e-12) + self._margin
+        self.seeds.extend(seeds)
+        self.values = np.concatenate([self.values, np.full(len(seeds), np.nan)])
+        self.exact = np.concatenate([self.exact, np.zeros(len(seeds), dtype=bool)])
+        self.lower = np.concatenate([self.lower, value - width])
+        self.upper = np.concatenate([self.upper, value + width])
+
+    def draw(self, seed):
+        """The draw of ``seed``, exactly: ``_BinaryData.draw(seed)``."""
+        rng = np.random.default_rng(seed)
+        return float(smce_null_draw(
+            self._values, rng.bit_generator, self._scale, self._total,
+            np.empty(2 * self._values.shape[0]),
+        ))
+
+    def _solve(self, draws):
+        for b in np.asarray(draws, dtype=np.intp).tolist():
+            if not self.exact[b]:
+                value = self.draw(self.seeds[b])
+                self.values[b] = value
+                self.exact[b] = True
+                self.lower[b] = self.upper[b] = value
+
+    def at_least(self, statistic):
+        """``#{draws >= statistic}``, exactly (as ``np.count_nonzero(null >= statistic)``)."""
+        open_ = ~self.exact
+        straddle = open_ & (self.lower < statistic) & (self.upper >= statistic)
+        self._solve(np.flatnonzero(straddle))
+        certain = ~self.exact & (self.lower >= statistic)
+        reached = self.values[self.exact] >= statistic
+        return int(np.count_nonzero(certain) + np.count_nonzero(reached))
+
+    def largest(self, r):
+        """The ``r``-th largest draw (``1 <= r <= size``), exactly."""
+        B = self.size
+        while True:
+            floor = np.partition(self.lower, B - r)[B - r]  # <= the r-th largest
+            ceiling = np.partition(self.upper, B - r)[B - r]  # >= it
+            open_ = ~self.exact
+            above = open_ & (self.lower > ceiling)
+            middle = np.flatnonzero(open_ & ~above & ~(self.upper < floor))
+            if middle.shape[0] == 0:
+                # every open draw lies strictly above or below the r-th
+                # largest, so it is an exact one
+                rank = r - int(np.count_nonzero(above))
+                known = np.sort(self.values[self.exact])
+                return float(known[known.shape[0] - rank])
+            self._solve(middle)
+
+    def sorted_values(self):
+        """Every draw exactly, sorted (what ``null_statistics_`` shows)."""
+        self._solve(np.flatnonzero(~self.exact))
+        return np.sort(self.values)

@@ -1,0 +1,226 @@
+"""The smCE tester's bracketed null draws (skcal.tester._smcebound).
+
+The kernel ``smce_null_bracket`` against numpy and the linear program of
+``reference_smce.py`` (same outcomes as ``smce_null_draw``, the grouped smCE,
+the bound, and the bound holding), and the tester with brackets against the
+tester with every draw exact: the same decisions, thresholds, p-values and
+null statistics, bit for bit.
+"""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+from skcal._kernels import _flow
+from skcal._kernels._flow import smce_null_bracket, smce_null_draw
+from skcal.tester import CalibrationTester, _smcebound
+from skcal.tester._smcebound import SmceNull, _groups
+
+from reference_smce import smce_linprog
+
+
+def _values(rng, K):
+    """``K`` distinct sorted predictions, with 0 and 1 and near-ties at times."""
+    kind = rng.integers(4)
+    if kind == 0:
+        v = rng.random(K)
+    elif kind == 1:  # crowded near one point
+        v = np.clip(0.3 + 1e-3 * rng.standard_normal(K), 0, 1)
+    elif kind == 2:  # the ends included
+        v = np.concatenate([[0.0, 1.0], rng.random(max(K - 2, 0))])[:K]
+    else:  # a grid of tenths and a few others
+        v = np.concatenate([np.linspace(0, 1, 11), rng.random(K)])[:K]
+    v = np.unique(v)
+    return v
+
+
+def _random_ends(rng, K):
+    cuts = np.sort(rng.choice(np.arange(1, K), size=rng.integers(0, K), replace=False)) \
+        if K > 1 else np.empty(0, dtype=np.intp)
+    return np.append(cuts, K).astype(np.intp)
+
+
+def _means(values, ends):
+    starts = np.concatenate(([0], ends[:-1]))
+    return np.add.reduceat(values, starts) / np.diff(np.append(starts, values.shape[0]))
+
+
+def _bracket(values, bit_generator, scale, ends, means):
+    G = ends.shape[0]
+    positives = np.empty(G)
+    value, bound = smce_null_bracket(
+        values, bit_generator, scale, values.shape[0] * scale, ends, means,
+        positives, np.empty(2 * G),
+    )
+    return value, bound, positives
+
+
+@pytest.mark.parametrize("generator", [np.random.PCG64, np.random.Philox])
+@pytest.mark.parametrize("inline", [True, False])
+def test_bracket_draws_what_the_exact_draw_draws(generator, inline):
+    # the same uniforms as Generator.random(K), the generator left alike,
+    # positives and bound as numpy computes them
+    rng = np.random.default_rng(1)
+    _flow._set_inline_pcg64(inline)
+    try:
+        for case in range(60):
+            values = _values(rng, int(rng.integers(1, 200)))
+            K = values.shape[0]
+            ends = _random_ends(rng, K)
+            means = _means(values, ends)
+            scale = float(rng.choice([1.0, 0.25, 3.0]))
+            seed = int(rng.integers(2**31))
+            bg = generator(seed)
+            value, bound, positives = _bracket(values, bg, scale, ends, means)
+            twin = generator(seed)
+            u = np.random.Generator(twin).random(K)
+            # the generators left in one state: they go on alike
+            np.testing.assert_array_equal(
+                np.random.Generator(bg).random(3), np.random.Generator(twin).random(3)
+            )
+            hits = (u < values).astype(float)
+            starts = np.concatenate(([0], ends[:-1]))
+            np.testing.assert_array_equal(positives, np.add.reduceat(hits, starts) * scale)
+            group = np.repeat(np.arange(ends.shape[0]), np.diff(np.append(starts, K)))
+            expected = np.sum(np.abs(values - means[group]) * np.abs(hits - values)) / K
+            assert bound == pytest.approx(expected, rel=1e-12, abs=1e-15), case
+            # the exact draw of the same seed sees the same outcomes
+            exact = smce_null_draw(
+                values, generator(seed), scale, K * scale, np.empty(2 * K)
+            )
+            w = np.full(K, scale)
+            assert exact == pytest.approx(smce_linprog(hits, values, w), abs=1e-7), case
+    finally:
+        _flow._set_inline_pcg64(True)
+
+
+def test_bracket_value_is_the_grouped_smce_and_bounds_the_draw():
+    # value: smCE of the rows moved to their group's mean (the LP of the
+    # reference on those rows); the exact draw within value +- bound
+    rng = np.random.default_rng(2)
+    for case in range(80):
+        values = _values(rng, int(rng.integers(1, 60)))
+        K = values.shape[0]
+        ends = _random_ends(rng, K)
+        means = _means(values, ends)
+        scale = float(rng.choice([1.0, 0.5, 2.0]))
+        seed = int(rng.integers(2**31))
+        value, bound, positives = _bracket(values, np.random.PCG64(seed), scale, ends, means)
+        counts = np.diff(np.concatenate(([0], ends)))
+        y = np.concatenate([np.ones(len(means)), np.zeros(len(means))])
+        p = np.concatenate([means, means])
+        w = np.concatenate([positives, counts * scale - positives])
+        keep = w > 0
+        assert value == pytest.approx(smce_linprog(y[keep], p[keep], w[keep]), abs=1e-7), case
+        hits = (np.random.Generator(np.random.PCG64(seed)).random(K) < values).astype(float)
+        exact = smce_linprog(hits, values, np.full(K, scale))
+        assert abs(exact - value) <= bound + 1e-7, case
+        if np.all(counts == 1):  # every group one value: nothing moves
+            assert bound == 0.0
+
+
+def test_bracket_input_errors():
+    v = np.array([0.2, 0.5, 0.9])
+    bg = np.random.PCG64(0)
+    good = (np.array([1, 3], dtype=np.intp), np.array([0.2, 0.7]))
+    with pytest.raises(ValueError, match="end at len"):
+        smce_null_bracket(v, bg, 1.0, 3.0, np.array([1, 2], dtype=np.intp), good[1],
+                          np.empty(2), np.empty(4))
+    with pytest.raises(ValueError, match="increase"):
+        smce_null_bracket(v, bg, 1.0, 3.0, np.array([2, 2, 3], dtype=np.intp),
+                          np.zeros(3), np.empty(3), np.empty(6))
+    with pytest.raises(ValueError, match="one length"):
+        smce_null_bracket(v, bg, 1.0, 3.0, good[0], np.zeros(3), np.empty(2), np.empty(4))
+    with pytest.raises(ValueError, match="heap"):
+        smce_null_bracket(v, bg, 1.0, 3.0, *good, np.empty(2), np.empty(3))
+
+
+@pytest.mark.parametrize("K", [1, 2, 255, 256, 257, 1000, 2**15, 10**6])
+def test_groups(K):
+    values = np.linspace(0, 1, K)
+    ends, means = _groups(values)
+    m = max(1, math.isqrt(K) // 16)
+    assert ends[-1] == K and np.all(np.diff(ends) > 0)
+    sizes = np.diff(np.concatenate(([0], ends)))
+    assert np.all(sizes[:-1] == m) and 1 <= sizes[-1] <= m
+    np.testing.assert_allclose(means, _means(values, ends), rtol=1e-15)
+
+
+def _fit(y, p, bracket, monkeypatch, **params):
+    monkeypatch.setattr(_smcebound, "_BRACKETS", bracket)
+    monkeypatch.setattr(_smcebound, "_BRACKET_FROM", 1)
+    return CalibrationTester(**params).fit(y, p)
+
+
+def _same(a, b):
+    assert a.result_.calibrated == b.result_.calibrated
+    assert a.threshold_ == b.threshold_
+    assert a.p_value_ == b.p_value_
+    assert a.n_resamples_ == b.n_resamples_
+    np.testing.assert_array_equal(a.null_statistics_, b.null_statistics_)
+
+
+@pytest.mark.parametrize("n", [1, 2, 40, 700, 3000])
+@pytest.mark.parametrize("shift", [0.0, 0.1])
+@pytest.mark.parametrize("risk", [0.001, None])
+def test_tester_with_brackets_is_the_tester(n, shift, risk, monkeypatch):
+    # sequential (default risk) and fixed test, calibrated and shifted data
+    rng = np.random.default_rng(n)
+    p = rng.random(n)
+    for seed in range(3):
+        y = (rng.random(n) < np.minimum(p + shift, 1)).astype(int)
+        kw = dict(random_state=seed, resampling_risk=risk)
+        fast = _fit(y, p, True, monkeypatch, **kw)
+        assert isinstance(fast.__dict__["_null_statistics"], SmceNull)
+        slow = _fit(y, p, False, monkeypatch, **kw)
+        assert isinstance(slow.__dict__["_null_statistics"], np.ndarray)
+        _same(fast, slow)
+
+
+def test_tester_brackets_with_weights_threads_and_pickling(monkeypatch):
+    # equal non-unit weights (scale != 1), two threads, and a fitted tester
+    # pickled before its null statistics are read
+    rng = np.random.default_rng(5)
+    n = 5000
+    p = rng.random(n)
+    y = (rng.random(n) < p).astype(int)
+    w = np.full(n, 2.5)
+    kw = dict(random_state=7, n_resamples=199, resampling_risk=None)
+    monkeypatch.setattr(_smcebound, "_BRACKET_FROM", 1)
+    monkeypatch.setattr(_smcebound, "_BRACKETS", False)
+    slow = CalibrationTester(**kw).fit(y, p, sample_weight=w)
+    for n_jobs in (None, 2):
+        monkeypatch.setattr(_smcebound, "_BRACKETS", True)
+        fast = CalibrationTester(n_jobs=n_jobs, **kw).fit(y, p, sample_weight=w)
+        null = fast.__dict__["_null_statistics"]
+        assert isinstance(null, SmceNull)
+        # the bracket decided most draws without computing them
+        assert null.n_exact < null.size // 4
+        copy = pickle.loads(pickle.dumps(fast))
+        _same(copy, slow)
+        _same(fast, slow)
+
+
+def test_bracketed_only_on_distinct_one_weight_smce(monkeypatch):
+    # ties (counts > 1), unequal weights and other measures keep exact draws
+    monkeypatch.setattr(_smcebound, "_BRACKET_FROM", 1)
+    rng = np.random.default_rng(6)
+    p = rng.random(300)
+    y = (rng.random(300) < p).astype(int)
+    cases = [
+        (dict(), dict(y_prob=np.round(p, 1))),
+        (dict(), dict(sample_weight=rng.random(300) + 0.5)),
+        (dict(measure="cutoff"), dict()),
+    ]
+    for params, data in cases:
+        kw = dict(y_prob=p) | data
+        tester = CalibrationTester(random_state=0, **params).fit(y, **kw)
+        assert isinstance(tester.__dict__["_null_statistics"], np.ndarray)
+    tester = CalibrationTester(random_state=0).fit(y, p)
+    assert isinstance(tester.__dict__["_null_statistics"], SmceNull)
+    # below _BRACKET_FROM distinct predictions, every draw is exact
+    monkeypatch.setattr(_smcebound, "_BRACKET_FROM", 301)
+    tester = CalibrationTester(random_state=0).fit(y, p)
+    assert isinstance(tester.__dict__["_null_statistics"], np.ndarray)
