@@ -65,8 +65,9 @@ turns them off: every draw exact, as in the previous version): ``decide``
 as above, the column "exact" counting the draws computed exactly, then the
 worst case of the sequential test, all 999 draws (``resampling_risk=None``,
 the fixed test), on the first ``--before-seeds`` calibrated seeds, before
-and after; decisions, thresholds, p-values and null statistics must be
-identical (the same draws from the same kernel).
+and after, and once on rows of unequal weights (0.5, 1, 2); decisions,
+thresholds, p-values and null statistics must be identical (the same
+draws from the same kernel).
 
 ``python benchmarks/bench_tester.py --tail --draw [--seeds 20] [--before-seeds 3]``
 compares the smCE null draw instead (issue 26 item 3, the maximum): "before"
@@ -109,9 +110,9 @@ def old_tester():
     return module.CalibrationTester
 
 
-def timed(tester, y, p):
+def timed(tester, y, p, sample_weight=None):
     start = time.perf_counter()
-    result = tester.decide(y, p)
+    result = tester.decide(y, p, sample_weight=sample_weight)
     return time.perf_counter() - start, result
 
 
@@ -431,10 +432,10 @@ def draw_times(p, y, reps=5, draws=8):
           f"same values (1e-12): {same}", flush=True)
 
 
-def _timed_cpu(y, p, seed, n_jobs=None, **params):
+def _timed_cpu(y, p, seed, n_jobs=None, sample_weight=None, **params):
     tester = CalibrationTester(random_state=seed, n_jobs=n_jobs, **params)
     cpu = time.process_time()
-    seconds, result = timed(tester, y, p)
+    seconds, result = timed(tester, y, p, sample_weight)
     return seconds, time.process_time() - cpu, tester
 
 
@@ -483,6 +484,7 @@ def tail(n_seeds, n_before, n_jobs=None):
         summary[model] = (after_wall, after_cpu, pairs)
     if _BEFORE == "bracket":
         summary["all 999 draws"] = _all_draws(p, n_before, n_jobs)
+        summary["weighted, all 999 draws"] = _all_draws(p, 1, n_jobs, weighted=True)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
     for model, (wall, cpu, pairs) in summary.items():
         print(f"{model}: after over {len(wall)} seeds: wall median {np.median(wall):.2f} s, "
@@ -499,24 +501,28 @@ def _exact(tester):
     return getattr(null, "n_exact", tester.n_resamples_)
 
 
-def _all_draws(p, n_seeds, n_jobs):
+def _all_draws(p, n_seeds, n_jobs, weighted=False):
     """The sequential test's worst case: every one of the 999 draws made.
 
     ``resampling_risk=None`` (the fixed test) on calibrated data: the
     slowest seed of the sequential test makes as many draws (its cap).
+    ``weighted``: rows of weights 0.5, 1 and 2 (drawn from the seed).
     """
     n = p.shape[0]
     wall_after, cpu_after, pairs = [], [], []
     for seed in range(n_seeds):
         rng = np.random.default_rng(1000 + seed)
         y = (rng.random(n) < p).astype(float)
+        w = rng.choice([0.5, 1.0, 2.0], size=n) if weighted else None
         out = {}
         for version, before in (("after", False), ("before", True)):
             _use_before(before)
-            wall, cpu, tester = _timed_cpu(y, p, seed, n_jobs, resampling_risk=None)
+            wall, cpu, tester = _timed_cpu(y, p, seed, n_jobs, resampling_risk=None,
+                                           sample_weight=w)
             _use_before(False)
             out[version] = (wall, cpu, tester)
-            print(f"{'fixed':>10} {seed:>4} {version:>7} {wall:>7.2f} {cpu:>7.2f} "
+            label = "weighted" if weighted else "fixed"
+            print(f"{label:>10} {seed:>4} {version:>7} {wall:>7.2f} {cpu:>7.2f} "
                   f"{tester.n_resamples_:>5} {_exact(tester):>5} {tester.p_value_:>8.4f} "
                   f"{tester.result_.calibrated!s}", flush=True)
         old, new = out["before"][2], out["after"][2]

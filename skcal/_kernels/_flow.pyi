@@ -55,5 +55,13 @@ def smce_null_bracket(
     positives: NDArray[np.float64],
     heap: NDArray[np.float64],
 ) -> tuple[float, float]: ...
+def smce_null_bracket_rows(
+    p: NDArray[np.float64],
+    w: NDArray[np.float64],
+    wd: NDArray[np.float64],
+    group: NDArray[np.intp],
+    bit_generator: np.random.BitGenerator,
+    positives: NDArray[np.float64],
+) -> float: ...
 def _set_buckets(on: bool, divisor: int = 16) -> None: ...
 def _set_inline_pcg64(on: bool) -> None: ...

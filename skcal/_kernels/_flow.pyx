@@ -1028,3 +1028,61 @@ def smce_null_bracket(
     if value < 0.0:
         raise MemoryError("smce_null_bracket: no memory for the buckets")
     return value, err * scale / total
+
+
+def smce_null_bracket_rows(
+    const double[::1] p,                # IN  (n,) each row's prediction, in row order
+    const double[::1] w,                # IN  (n,) each row's weight
+    const double[::1] wd,               # IN  (n,) w_i |p_i - m_g| (m_g: its group's mean)
+    const Py_ssize_t[::1] group,        # IN  (n,) each row's group, in [0, G)
+    object bit_generator,               # IN/OUT a numpy BitGenerator; advanced by n
+    double[::1] positives,              # OUT (G,) positive weight per group
+):
+    """The outcomes of ``rng.random(n) < p`` summed per group, for weighted rows.
+
+    The rows' outcomes are those of ``Generator(bit_generator).random(n) <
+    p`` (the generator is advanced alike), as the tester's weighted null
+    draw (``_Resampler``) draws them; ``positives[g]`` gets ``sum w_i y_i``
+    over the rows of group ``g`` (in row order), and the return value is
+    ``sum_i wd_i |y_i - p_i|``: with the groups' weights and means, the
+    bound of ``smce_null_bracket`` (before dividing by the total weight).
+    """
+    cdef Py_ssize_t n = p.shape[0], G = positives.shape[0], i, g
+    cdef double err = 0.0, u
+    cdef int hit
+    cdef _bitgen_t* bitgen = NULL
+    cdef skcal_pcg64 pcg
+    cdef bint inline = False
+    _need(w.shape[0] == n and wd.shape[0] == n and group.shape[0] == n,
+          "p, w, wd and group must have one length")
+    _need(G >= 1, "positives must not be empty")
+    for i in range(n):
+        _need(0 <= group[i] < G, "group out of range")
+    state = bit_generator.state
+    if SKCAL_PCG64_INLINE and state.get("bit_generator") == "PCG64" and _inline_pcg64:
+        lcg, inc = state["state"]["state"], state["state"]["inc"]
+        skcal_pcg64_set(&pcg, lcg >> 64, lcg & _LOW64, inc >> 64, inc & _LOW64)
+        inline = True
+    else:
+        bitgen = <_bitgen_t*>PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
+    with nogil:
+        memset(&positives[0], 0, G * sizeof(double))
+        # no branch on the outcome (random): see _bernoulli_groups
+        if inline:
+            for i in range(n):
+                hit = skcal_pcg64_double(&pcg) < p[i]
+                g = group[i]
+                positives[g] += w[i] * <double>hit
+                err += wd[i] * fabs(p[i] - <double>hit)
+        else:
+            for i in range(n):
+                u = bitgen.next_double(bitgen.state)
+                hit = u < p[i]
+                g = group[i]
+                positives[g] += w[i] * <double>hit
+                err += wd[i] * fabs(p[i] - <double>hit)
+    if inline:
+        hi, lo = skcal_pcg64_hi(&pcg), skcal_pcg64_lo(&pcg)     # Python ints
+        state["state"]["state"] = (hi << 64) | lo
+        bit_generator.state = state
+    return err

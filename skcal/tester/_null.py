@@ -232,10 +232,11 @@ class _BinaryData:
         # smCE on distinct predictions of one weight: a draw is its uniforms
         # and one kernel call, which releases the GIL (so threads can share
         # the draws); the same numbers as the generic path below
+        self.smce = type(measure)._spec is SmoothCalibrationError._spec
         self.bernoulli = bool(
             self.p is None
             and self.single
-            and type(measure)._spec is SmoothCalibrationError._spec
+            and self.smce
             and np.all(G.weights == self.scale)
         )
         # The public function checks the options and gives the statistic.

@@ -26,6 +26,14 @@ the tester computed for every draw before. So the counts, the threshold,
 the p-value and the decision are those of the exact draws, bit for bit;
 only their cost changes.
 
+**Weighted rows** (unequal weights) are drawn row by row in the order of
+the rows (``_Resampler``): ``smce_null_bracket_rows`` draws the same
+outcomes and sums ``w_i y_i`` into the group of each row's prediction; the
+groups' means are weighted (``sum w_i p_i / sum w_i``, which keeps each
+group's residual ``sum w_i (y_i - p_i)``) and the bound is ``sum_i w_i
+|p_i - m_g| |y_i - p_i| / W``. A draw computed exactly is ``smce_core`` of
+the resampler's positive weights, the tester's number for it.
+
 **The groups.** ``m = floor(sqrt(K) / 16)``: the bound is at most ``m / (2
 K)`` (the groups' widths sum to at most 1 and ``|y - v| <= 1``), while the
 null's spread is of order ``1 / sqrt(K)``, so the share of draws left
@@ -38,7 +46,13 @@ import math
 
 import numpy as np
 
-from .._kernels._flow import smce_null_bracket, smce_null_draw
+from .._kernels._flow import (
+    smce_null_bracket,
+    smce_null_bracket_rows,
+    smce_null_draw,
+    smce_one_side,
+)
+from ..metrics._smce import smce_core
 
 __all__ = ["SmceNull", "bracketed"]
 
@@ -53,9 +67,17 @@ _GROUP_DIVISOR = 16
 
 
 def bracketed(data):
-    """Whether the null draws of ``data`` (a ``_BinaryData``) are bracketed."""
+    """Whether the null draws of ``data`` (a ``_BinaryData``) are bracketed.
+
+    smCE's draws on distinct predictions of one weight (``bernoulli``) and
+    on weighted rows (``data.p`` kept); not those of a binomial count per
+    prediction (ties among rows of one weight), drawn per prediction.
+    """
     return bool(
-        _BRACKETS and getattr(data, "bernoulli", False) and len(data.G) >= _BRACKET_FROM
+        _BRACKETS
+        and getattr(data, "smce", False)
+        and (getattr(data, "bernoulli", False) or getattr(data, "p", None) is not None)
+        and len(data.G) >= _BRACKET_FROM
     )
 
 
@@ -72,16 +94,39 @@ def _groups(values):
     return ends, means
 
 
+class _Rows:
+    """What the bracket of weighted rows reads: each row's group and ``w |p - m_g|``."""
+
+    def __init__(self, data, ends):
+        p, w = data.p, data.w
+        K = data.G.values.shape[0]
+        sizes = np.diff(np.concatenate(([0], ends)))
+        self.group = np.repeat(np.arange(ends.shape[0]), sizes)[data.index]
+        G = ends.shape[0]
+        weight = np.bincount(self.group, weights=w, minlength=G)
+        self.keep = weight > 0  # groups of rows of weight 0 only: none
+        mean = np.zeros(G)
+        mean[self.keep] = (
+            np.bincount(self.group, weights=w * p, minlength=G)[self.keep]
+            / weight[self.keep]
+        )
+        self.wd = w * np.abs(p - mean[self.group])
+        self.means = np.ascontiguousarray(mean[self.keep])
+        self.weights = np.ascontiguousarray(weight[self.keep])
+        self.size = G
+        self.margin_terms = max(K, p.shape[0])
+
+
 class SmceNull:
     """The null draws of one smCE test, each bracketed, exact where asked.
 
     Parameters
     ----------
     data : _BinaryData
-        The test's data, with ``bernoulli`` draws (distinct predictions of
-        one weight). Only its predictions, weight and total are kept (a
-        fitted tester pickles this object until ``null_statistics_`` is
-        read).
+        The test's data, with ``bracketed(data)``. What the exact draws need
+        is kept (the predictions, and for weighted rows the resampler); the
+        bracket's own arrays are not pickled (a fitted tester keeps this
+        object until ``null_statistics_`` is read).
 
     Attributes
     ----------
@@ -96,19 +141,27 @@ class SmceNull:
 
     def __init__(self, data):
         G = data.G
+        self._G = G
         self._values = np.ascontiguousarray(G.values, dtype=np.float64)
-        self._scale = float(data.scale)
+        self._scale = float(data.scale) if data.p is None else None
         self._total = float(G.total)
+        self._resampler = data.resampler if data.p is not None else None
         self._ends, self._means = _groups(self._values)
-        K = self._values.shape[0]
+        self._rows = _Rows(data, self._ends) if data.p is not None else None
+        terms = self._values.shape[0] if self._rows is None else self._rows.margin_terms
         # rounding of the two smCE computations (each a sum of about 2 K terms
         # of magnitude at most 1 / K) and of the bound: far below the bound
-        self._margin = 1e-9 + 4.0 * K * 2.0**-52
+        self._margin = 1e-9 + 4.0 * terms * 2.0**-52
         self.seeds = []
         self.values = np.empty(0)
         self.exact = np.empty(0, dtype=bool)
         self.lower = np.empty(0)
         self.upper = np.empty(0)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_rows"] = None  # only the bracket reads it
+        return state
 
     @property
     def size(self):
@@ -119,14 +172,26 @@ class SmceNull:
         return int(np.count_nonzero(self.exact))
 
     def bracket(self, seed):
-        """``(value, bound)`` of the draw of ``seed`` (``smce_null_bracket``)."""
+        """``(value, bound)`` of the draw of ``seed``: the exact one is within ``bound``."""
         rng = np.random.default_rng(seed)
-        G = self._ends.shape[0]
-        value, bound = smce_null_bracket(
-            self._values, rng.bit_generator, self._scale, self._total,
-            self._ends, self._means, np.empty(G), np.empty(2 * G),
+        rows = self._rows
+        if rows is None:
+            G = self._ends.shape[0]
+            return smce_null_bracket(
+                self._values, rng.bit_generator, self._scale, self._total,
+                self._ends, self._means, np.empty(G), np.empty(2 * G),
+            )
+        positives = np.empty(rows.size)
+        err = smce_null_bracket_rows(
+            self._resampler.p, self._resampler.w, rows.wd, rows.group,
+            rng.bit_generator, positives,
         )
-        return value, bound
+        positives = np.ascontiguousarray(positives[rows.keep])
+        value = smce_one_side(
+            rows.means, rows.weights, positives, self._total,
+            np.empty(2 * positives.shape[0]), True,
+        )
+        return value, err / self._total
 
     def extend(self, seeds, draw_all):
         """Bracket the draws of ``seeds``; ``draw_all(draw, seeds)`` runs them."""
@@ -145,10 +210,14 @@ class SmceNull:
     def draw(self, seed):
         """The draw of ``seed``, exactly: ``_BinaryData.draw(seed)``."""
         rng = np.random.default_rng(seed)
-        return float(smce_null_draw(
-            self._values, rng.bit_generator, self._scale, self._total,
-            np.empty(2 * self._values.shape[0]),
-        ))
+        if self._resampler is None:
+            value = smce_null_draw(
+                self._values, rng.bit_generator, self._scale, self._total,
+                np.empty(2 * self._values.shape[0]),
+            )
+        else:
+            value = smce_core(self._G.with_positives(self._resampler(rng)))
+        return float(value)
 
     def _solve(self, draws):
         for b in np.asarray(draws, dtype=np.intp).tolist():

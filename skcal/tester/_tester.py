@@ -140,8 +140,8 @@ class CalibrationTester(BaseEstimator):
         For ``measure="dce"`` with ``tolerance > 0``, ``fit`` solves only
         the draws its decision, threshold and p-value need (Notes, "dCE
         draws by branch and bound"), and smCE's test on ``2**15`` or more
-        distinct predictions of one weight computes exactly only the draws
-        its brackets do not settle (Notes, "smCE draws in brackets"); the
+        distinct predictions computes exactly only the draws its brackets
+        do not settle (Notes, "smCE draws in brackets"); the
         others are computed, from the same seeds, when this attribute is
         first read (after pickling too): the values are those of computing
         every draw at ``fit``, bit for bit.
@@ -385,20 +385,23 @@ class CalibrationTester(BaseEstimator):
     a null draw tying the statistic to rounding can set the lower end to
     0 in one and not in the other.
 
-    *smCE draws in brackets.* From ``2**15`` distinct predictions of one
-    weight on, an smCE null draw is first computed on groups of about
-    ``sqrt(K) / 16`` consecutive predictions moved to their mean (the
-    outcomes drawn row by row as before, from the same seed): each group
-    keeps its residual ``sum (y*_i - p_i)``, so for every 1-Lipschitz test
-    function the sum moves by at most ``sum_i |p_i - m_g| |y*_i - p_i|``,
-    and so does smCE (divided by the total weight). The tests read the draws
+    *smCE draws in brackets.* From ``2**15`` distinct predictions on (rows
+    of one weight with distinct predictions, or rows of unequal weights),
+    an smCE null draw is first computed on groups of about ``sqrt(K) / 16``
+    consecutive predictions moved to their (weighted) mean (the outcomes
+    drawn row by row as before, from the same seed): each group keeps its
+    residual ``sum w_i (y*_i - p_i)``, so for every 1-Lipschitz test
+    function the sum moves by at most ``sum_i w_i |p_i - m_g| |y*_i -
+    p_i|``, and so does smCE (divided by the total weight). The tests read the draws
     only through how many reach the statistic and one order statistic (the
     threshold); a draw whose bracket (widened by ``1e-9`` and ``4 K`` units
     of rounding) settles the comparison asked is not computed exactly, the
     others are, from their seeds. Every answer (decision, threshold,
     p-value, ``null_statistics_``) is that of computing every draw, bit for
     bit; at ``n = 10**6`` a bracket costs about a quarter of an exact draw
-    and about 2% of the draws are computed exactly.
+    (an eighth with unequal weights) and about 2% of the draws are computed
+    exactly. Rows of one weight that share predictions draw a binomial
+    count per prediction, cheaply, and are not bracketed.
 
     In resample mode with ``e2 = 0``, ``min_epsilon_ = (threshold_ + t_no) /
     c``, with ``c = 1/2`` (smCE), ``1`` (dCE) or ``1/4`` (cutoff; cutoff >=

@@ -203,16 +203,17 @@ def test_tester_brackets_with_weights_threads_and_pickling(monkeypatch):
         _same(fast, slow)
 
 
-def test_bracketed_only_on_distinct_one_weight_smce(monkeypatch):
-    # ties (counts > 1), unequal weights and other measures keep exact draws
+def test_bracketed_only_where_smce_draws_rows(monkeypatch):
+    # ties among rows of one weight (a binomial per prediction) and other
+    # measures keep exact draws
     monkeypatch.setattr(_smcebound, "_BRACKET_FROM", 1)
     rng = np.random.default_rng(6)
     p = rng.random(300)
     y = (rng.random(300) < p).astype(int)
     cases = [
-        (dict(), dict(y_prob=np.round(p, 1))),
-        (dict(), dict(sample_weight=rng.random(300) + 0.5)),
+        (dict(), dict(y_prob=np.round(p, 1))),  # one weight, ties: binomial draws
         (dict(measure="cutoff"), dict()),
+        (dict(measure="cutoff"), dict(sample_weight=rng.random(300) + 0.5)),
     ]
     for params, data in cases:
         kw = dict(y_prob=p) | data
@@ -224,3 +225,64 @@ def test_bracketed_only_on_distinct_one_weight_smce(monkeypatch):
     monkeypatch.setattr(_smcebound, "_BRACKET_FROM", 301)
     tester = CalibrationTester(random_state=0).fit(y, p)
     assert isinstance(tester.__dict__["_null_statistics"], np.ndarray)
+
+
+@pytest.mark.parametrize("n", [1, 3, 500, 4000])
+def test_weighted_rows_with_brackets_are_the_tester(n, monkeypatch):
+    # unequal weights (zeros, ties among predictions, integer and real), the
+    # fixed and the sequential test: the same answers as every draw exact
+    rng = np.random.default_rng(100 + n)
+    for case in range(3):
+        p = rng.random(n)
+        if case == 1:
+            p = np.round(p, 2)  # ties among rows
+        w = rng.choice([0.0, 1.0, 2.0, 0.5, 3.7], size=n)
+        if not np.any(w):
+            w[0] = 1.0
+        y = (rng.random(n) < np.minimum(p + 0.05 * case, 1)).astype(int)
+        for risk in (0.001, None):
+            kw = dict(random_state=case, resampling_risk=risk, n_resamples=299)
+            monkeypatch.setattr(_smcebound, "_BRACKET_FROM", 1)
+            monkeypatch.setattr(_smcebound, "_BRACKETS", False)
+            slow = CalibrationTester(**kw).fit(y, p, sample_weight=w)
+            monkeypatch.setattr(_smcebound, "_BRACKETS", True)
+            fast = CalibrationTester(**kw).fit(y, p, sample_weight=w)
+            if not np.all(w == w[0]):  # weighted rows: bracketed
+                assert isinstance(fast.__dict__["_null_statistics"], SmceNull), (n, case)
+            copy = pickle.loads(pickle.dumps(fast))
+            _same(copy, slow)
+            _same(fast, slow)
+
+
+def test_bracket_rows_kernel():
+    # the outcomes of Generator.random(n) < p, summed per group with weights,
+    # and the bound's sum, against numpy
+    rng = np.random.default_rng(8)
+    for inline in (True, False):
+        _flow._set_inline_pcg64(inline)
+        try:
+            for _ in range(30):
+                n = int(rng.integers(1, 300))
+                p = np.round(rng.random(n), int(rng.integers(1, 4)))
+                w = rng.choice([0.0, 1.0, 2.5], size=n)
+                G = int(rng.integers(1, 20))
+                group = rng.integers(0, G, size=n).astype(np.intp)
+                wd = rng.random(n)
+                positives = np.full(G, np.nan)
+                seed = int(rng.integers(2**31))
+                err = _flow.smce_null_bracket_rows(
+                    p, w, wd, group, np.random.PCG64(seed), positives
+                )
+                hits = (np.random.default_rng(seed).random(n) < p).astype(float)
+                np.testing.assert_allclose(
+                    positives, np.bincount(group, weights=w * hits, minlength=G),
+                    rtol=1e-13, atol=1e-13,
+                )
+                assert err == pytest.approx(np.sum(wd * np.abs(p - hits)), rel=1e-12)
+        finally:
+            _flow._set_inline_pcg64(True)
+    with pytest.raises(ValueError, match="out of range"):
+        _flow.smce_null_bracket_rows(
+            np.array([0.5]), np.ones(1), np.ones(1), np.array([1], dtype=np.intp),
+            np.random.PCG64(0), np.empty(1),
+        )
