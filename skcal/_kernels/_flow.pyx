@@ -816,6 +816,33 @@ def _set_inline_pcg64(bint on):
     _inline_pcg64 = on
 
 
+cdef object _generator(object bit_generator, skcal_pcg64* pcg, _bitgen_t** bitgen):
+    """Ready the doubles of ``bit_generator`` for a kernel.
+
+    numpy's PCG64 is stepped inline (``pcg`` set from its state, without a
+    call per double): returns its state, for ``_give_back``. Any other bit
+    generator (or with ``_set_inline_pcg64(False)``) is read through its
+    bitgen_t: ``bitgen[0]`` is set and None returned.
+    """
+    state = bit_generator.state
+    if SKCAL_PCG64_INLINE and state.get("bit_generator") == "PCG64" and _inline_pcg64:
+        lcg, inc = state["state"]["state"], state["state"]["inc"]
+        skcal_pcg64_set(pcg, lcg >> 64, lcg & _LOW64, inc >> 64, inc & _LOW64)
+        return state
+    bitgen[0] = <_bitgen_t*>PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
+    return None
+
+
+cdef int _give_back(object bit_generator, object state, skcal_pcg64* pcg) except -1:
+    """Leave ``bit_generator`` where the inline ``pcg`` got to (``state`` from
+    ``_generator``; nothing to do when it is None)."""
+    if state is not None:
+        hi, lo = skcal_pcg64_hi(pcg), skcal_pcg64_lo(pcg)     # Python ints
+        state["state"]["state"] = (hi << 64) | lo
+        bit_generator.state = state
+    return 0
+
+
 cdef double _bernoulli(
     const double* values, const double* uniforms, _bitgen_t* bitgen,
     skcal_pcg64* pcg, double scale, Py_ssize_t K, double total, double* h,
@@ -903,21 +930,13 @@ def smce_null_draw(
     cdef skcal_pcg64* inline_pcg = NULL
     _need(K >= 1, "values must not be empty")
     _need(heap.shape[0] >= 2 * K, "heap needs 2 len(values) entries")
-    state = bit_generator.state
-    if SKCAL_PCG64_INLINE and state.get("bit_generator") == "PCG64" and _inline_pcg64:
-        # numpy's PCG64 stepped here, without a call per double
-        lcg, inc = state["state"]["state"], state["state"]["inc"]
-        skcal_pcg64_set(&pcg, lcg >> 64, lcg & _LOW64, inc >> 64, inc & _LOW64)
+    state = _generator(bit_generator, &pcg, &bitgen)
+    if state is not None:
         inline_pcg = &pcg
-    else:
-        bitgen = <_bitgen_t*>PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
     with nogil:
         value = _bernoulli(&values[0], NULL, bitgen, inline_pcg, scale, K, total,
                            &heap[0])
-    if inline_pcg != NULL:
-        hi, lo = skcal_pcg64_hi(&pcg), skcal_pcg64_lo(&pcg)     # Python ints
-        state["state"]["state"] = (hi << 64) | lo
-        bit_generator.state = state
+    _give_back(bit_generator, state, &pcg)
     if value < 0.0:
         raise MemoryError("smce_null_draw: no memory for the outcomes")
     return value
@@ -1002,13 +1021,9 @@ def smce_null_bracket(
     _need(heap.shape[0] >= 2 * G, "heap needs 2 len(ends) entries")
     for g in range(G):
         _need(ends[g] > (ends[g - 1] if g > 0 else 0), "ends must increase")
-    state = bit_generator.state
-    if SKCAL_PCG64_INLINE and state.get("bit_generator") == "PCG64" and _inline_pcg64:
-        lcg, inc = state["state"]["state"], state["state"]["inc"]
-        skcal_pcg64_set(&pcg, lcg >> 64, lcg & _LOW64, inc >> 64, inc & _LOW64)
+    state = _generator(bit_generator, &pcg, &bitgen)
+    if state is not None:
         inline_pcg = &pcg
-    else:
-        bitgen = <_bitgen_t*>PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
     cdef double* weights = <double*>malloc(G * sizeof(double))
     if weights == NULL:
         raise MemoryError("smce_null_bracket: no memory for the group weights")
@@ -1021,10 +1036,7 @@ def smce_null_bracket(
         value = _one_side(&means[0], weights, &positives[0], NULL, 1.0, G, total,
                           &heap[0], True)
     free(weights)
-    if inline_pcg != NULL:
-        hi, lo = skcal_pcg64_hi(&pcg), skcal_pcg64_lo(&pcg)     # Python ints
-        state["state"]["state"] = (hi << 64) | lo
-        bit_generator.state = state
+    _give_back(bit_generator, state, &pcg)
     if value < 0.0:
         raise MemoryError("smce_null_bracket: no memory for the buckets")
     return value, err * scale / total
@@ -1052,19 +1064,14 @@ def smce_null_bracket_rows(
     cdef int hit
     cdef _bitgen_t* bitgen = NULL
     cdef skcal_pcg64 pcg
-    cdef bint inline = False
+    cdef bint inline
     _need(w.shape[0] == n and wd.shape[0] == n and group.shape[0] == n,
           "p, w, wd and group must have one length")
     _need(G >= 1, "positives must not be empty")
     for i in range(n):
         _need(0 <= group[i] < G, "group out of range")
-    state = bit_generator.state
-    if SKCAL_PCG64_INLINE and state.get("bit_generator") == "PCG64" and _inline_pcg64:
-        lcg, inc = state["state"]["state"], state["state"]["inc"]
-        skcal_pcg64_set(&pcg, lcg >> 64, lcg & _LOW64, inc >> 64, inc & _LOW64)
-        inline = True
-    else:
-        bitgen = <_bitgen_t*>PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
+    state = _generator(bit_generator, &pcg, &bitgen)
+    inline = state is not None
     with nogil:
         memset(&positives[0], 0, G * sizeof(double))
         # no branch on the outcome (random): see _bernoulli_groups
@@ -1081,8 +1088,5 @@ def smce_null_bracket_rows(
                 g = group[i]
                 positives[g] += w[i] * <double>hit
                 err += wd[i] * fabs(p[i] - <double>hit)
-    if inline:
-        hi, lo = skcal_pcg64_hi(&pcg), skcal_pcg64_lo(&pcg)     # Python ints
-        state["state"]["state"] = (hi << 64) | lo
-        bit_generator.state = state
+    _give_back(bit_generator, state, &pcg)
     return err

@@ -47,6 +47,14 @@ def _means(values, ends):
     return np.add.reduceat(values, starts) / np.diff(np.append(starts, values.shape[0]))
 
 
+def _case(rng, max_k):
+    """Predictions, random groups of them, their means, a weight and a seed."""
+    values = _values(rng, int(rng.integers(1, max_k)))
+    ends = _random_ends(rng, values.shape[0])
+    scale = float(rng.choice([1.0, 0.25, 2.0, 3.0]))
+    return values, ends, _means(values, ends), scale, int(rng.integers(2**31))
+
+
 def _bracket(values, bit_generator, scale, ends, means):
     G = ends.shape[0]
     positives = np.empty(G)
@@ -66,12 +74,8 @@ def test_bracket_draws_what_the_exact_draw_draws(generator, inline):
     _flow._set_inline_pcg64(inline)
     try:
         for case in range(60):
-            values = _values(rng, int(rng.integers(1, 200)))
+            values, ends, means, scale, seed = _case(rng, 200)
             K = values.shape[0]
-            ends = _random_ends(rng, K)
-            means = _means(values, ends)
-            scale = float(rng.choice([1.0, 0.25, 3.0]))
-            seed = int(rng.integers(2**31))
             bg = generator(seed)
             value, bound, positives = _bracket(values, bg, scale, ends, means)
             twin = generator(seed)
@@ -101,12 +105,8 @@ def test_bracket_value_is_the_grouped_smce_and_bounds_the_draw():
     # reference on those rows); the exact draw within value +- bound
     rng = np.random.default_rng(2)
     for case in range(80):
-        values = _values(rng, int(rng.integers(1, 60)))
+        values, ends, means, scale, seed = _case(rng, 60)
         K = values.shape[0]
-        ends = _random_ends(rng, K)
-        means = _means(values, ends)
-        scale = float(rng.choice([1.0, 0.5, 2.0]))
-        seed = int(rng.integers(2**31))
         value, bound, positives = _bracket(values, np.random.PCG64(seed), scale, ends, means)
         counts = np.diff(np.concatenate(([0], ends)))
         y = np.concatenate([np.ones(len(means)), np.zeros(len(means))])
