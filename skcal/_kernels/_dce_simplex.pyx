@@ -60,6 +60,7 @@ cdef struct Net:
     double* pinv           # 1 / its coefficient at the peeled node
     double* pocoef         # its coefficient at the other node
     Py_ssize_t n_peel
+    Py_ssize_t* nidx       # N: a node's place in the peel order, or -1 - its cycle
     Py_ssize_t* ynode
     Py_ssize_t* ycol
     Py_ssize_t* ystart     # cycles: [ystart[i], ystart[i + 1])
@@ -135,6 +136,7 @@ cdef bint _factor(Net* g) noexcept nogil:
         g.pother[g.n_peel] = n2
         g.pinv[g.n_peel] = 1.0 / _coef(g, n, found)
         g.pocoef[g.n_peel] = _coef(g, n2, found) if n2 >= 0 else 0.0
+        g.nidx[n] = g.n_peel
         g.n_peel += 1
         if n2 >= 0:
             g.deg[n2] -= 1
@@ -165,6 +167,7 @@ cdef bint _factor(Net* g) noexcept nogil:
                 return False
             g.used[found] = 1
             g.done[cur] = 1
+            g.nidx[cur] = -g.n_cyc                  # cycle n_cyc - 1
             nxt = _other(g, cur, found)
             if nxt < 0:
                 return False
@@ -220,6 +223,89 @@ cdef bint _solve_primal(Net* g, double* r, double* w) noexcept nogil:
     return True
 
 
+cdef bint _solve_column(Net* g, Py_ssize_t q, Py_ssize_t* moving,
+                        Py_ssize_t* n_move) noexcept nogil:
+    """``B w = a_q`` for one column ``q``: only the columns on the paths from
+    its nodes up to their roots or cycles move (listed in ``moving``).
+
+    ``g.r`` is 0 on entry and on exit. Nodes are taken in peel order, so a
+    node is solved after every path below it has reached it.
+    """
+    cdef Py_ssize_t na = g.cnode[2 * q], nb = g.cnode[2 * q + 1], n, i, c, p
+    cdef Py_ssize_t cyc_a = 0, cyc_b = 0, a, b, L, j, cy
+    cdef double v, alpha, beta, ca, den, lam
+    n_move[0] = 0
+    if na >= 0:
+        g.r[na] = g.ccoef[2 * q]
+    if nb >= 0:
+        g.r[nb] += g.ccoef[2 * q + 1]
+    # walk up: na, nb are the frontier (-1: none, or ended in a cycle)
+    while True:
+        if na >= 0 and g.nidx[na] < 0:
+            if cyc_a == 0:
+                cyc_a = -g.nidx[na]
+            else:
+                cyc_b = -g.nidx[na]
+            na = -1
+        if nb >= 0 and g.nidx[nb] < 0:
+            if cyc_a == 0:
+                cyc_a = -g.nidx[nb]
+            else:
+                cyc_b = -g.nidx[nb]
+            nb = -1
+        if na < 0 and nb < 0:
+            break
+        if na < 0 or (nb >= 0 and g.nidx[nb] < g.nidx[na]):
+            n = nb
+            nb = na
+            na = n
+        n = na                          # the lower of the two in peel order
+        if nb == n:
+            nb = -1
+        i = g.nidx[n]
+        c = g.pcol[i]
+        v = g.r[n] * g.pinv[i]
+        g.r[n] = 0.0
+        g.w[c] = v
+        moving[n_move[0]] = c
+        n_move[0] += 1
+        p = g.pother[i]
+        if p >= 0:
+            g.r[p] -= g.pocoef[i] * v
+        na = p
+    # the cycles reached (at most two: one per component)
+    for j in range(2):
+        cy = cyc_a if j == 0 else cyc_b
+        if cy == 0 or (j == 1 and cyc_b == cyc_a):
+            continue
+        a = g.ystart[cy - 1]
+        b = g.ystart[cy]
+        L = b - a
+        alpha = 0.0
+        beta = 1.0
+        ca = g.ynext[b - 1]
+        for n in range(a, b):
+            den = g.yown[n]
+            alpha = (g.r[g.ynode[n]] - ca * alpha) / den
+            beta = -ca * beta / den
+            ca = g.ynext[n]
+        den = 1.0 - beta
+        if den == 0.0:
+            return False
+        lam = alpha / den
+        alpha = lam
+        ca = g.ynext[b - 1]
+        for n in range(a, b):
+            alpha = (g.r[g.ynode[n]] - ca * alpha) / g.yown[n]
+            g.r[g.ynode[n]] = 0.0
+            g.w[g.ycol[n]] = alpha
+            moving[n_move[0]] = g.ycol[n]
+            n_move[0] += 1
+            ca = g.ynext[n]
+        g.w[g.ycol[b - 1]] = lam
+    return True
+
+
 cdef inline double _column_cost(Net* g, Py_ssize_t c) noexcept nogil:
     return _slope(g, c, g.pos[c])
 
@@ -264,8 +350,10 @@ cdef bint _solve_dual(Net* g, double* pi) noexcept nogil:
 
 
 cdef bint _primal_values(Net* g) noexcept nogil:
-    """Basic values from the nonbasic ones (nonbasic sinks are 0)."""
+    """Basic values from the nonbasic ones (nonbasic sinks are 0); leaves
+    ``g.r`` at 0."""
     cdef Py_ssize_t n, c
+    cdef bint ok
     for n in range(2 * g.M):
         g.r[n] = -g.supply[n]
     for c in range(g.NV):
@@ -274,7 +362,10 @@ cdef bint _primal_values(Net* g) noexcept nogil:
             if g.x[c] != 0.0:                   # (a nonbasic sink is at 0)
                 g.r[g.cnode[2 * c]] -= g.x[c]
                 g.r[g.cnode[2 * c + 1]] += g.x[c]
-    return _solve_primal(g, g.r, g.x)
+    ok = _solve_primal(g, g.r, g.x)
+    for n in range(2 * g.M):
+        g.r[n] = 0.0
+    return ok
 
 
 # the ratio test's heap of events (step, column)
@@ -399,6 +490,7 @@ def simplex(
         g.pnode = <Py_ssize_t*> malloc(N * sizeof(Py_ssize_t))
         g.pcol = <Py_ssize_t*> malloc(N * sizeof(Py_ssize_t))
         g.pother = <Py_ssize_t*> malloc(N * sizeof(Py_ssize_t))
+        g.nidx = <Py_ssize_t*> malloc(N * sizeof(Py_ssize_t))
         g.pinv = <double*> malloc(N * sizeof(double))
         g.pocoef = <double*> malloc(N * sizeof(double))
         g.ynode = <Py_ssize_t*> malloc(N * sizeof(Py_ssize_t))
@@ -420,7 +512,7 @@ def simplex(
                 or g.x == NULL or g.basic == NULL or g.pos == NULL
                 or g.deg == NULL or g.done == NULL or g.used == NULL
                 or g.stack == NULL or g.pnode == NULL or g.pcol == NULL
-                or g.pother == NULL or g.pinv == NULL or g.pocoef == NULL
+                or g.pother == NULL or g.nidx == NULL or g.pinv == NULL or g.pocoef == NULL
                 or g.ynode == NULL or g.ycol == NULL or g.ystart == NULL
                 or g.yown == NULL or g.ynext == NULL or g.pi == NULL
                 or g.r == NULL or g.w == NULL or key == NULL or hcol == NULL
@@ -432,7 +524,7 @@ def simplex(
         free(g.start); free(g.end); free(g.cum); free(g.sl); free(g.low)
         free(g.high); free(g.supply); free(g.cnode); free(g.ccoef); free(g.inc)
         free(g.x); free(g.basic); free(g.pos); free(g.deg); free(g.done)
-        free(g.used); free(g.stack); free(g.pnode); free(g.pcol); free(g.pother)
+        free(g.used); free(g.stack); free(g.pnode); free(g.pcol); free(g.pother); free(g.nidx)
         free(g.pinv); free(g.pocoef); free(g.ynode); free(g.ycol); free(g.ystart)
         free(g.yown); free(g.ynext); free(g.pi); free(g.r); free(g.w); free(key)
         free(hcol); free(rates); free(hpiece); free(moving)
@@ -633,32 +725,23 @@ cdef Py_ssize_t _run(
             break
         it += 1
         # direction: the basic columns move by -sigma B^-1 a_q per unit step
-        for n in range(N):
-            g.r[n] = 0.0
-        for s in range(2):
-            if g.cnode[2 * entering + s] >= 0:
-                g.r[g.cnode[2 * entering + s]] = g.ccoef[2 * entering + s]
-        if not _solve_primal(g, g.r, g.w):
+        if not _solve_column(g, entering, moving, &n_move):
             return 2
+        moving[n_move] = entering
+        n_move += 1
+        g.w[entering] = -1.0                            # rate sigma
         # long-step ratio test over the moving columns
         size = 0
         deriv = best
-        n_move = 0
-        g.w[entering] = -1.0                            # rate sigma
-        g.basic[entering] = 1
-        for c in range(NV):
-            if not g.basic[c] or g.w[c] == 0.0:
-                continue
+        for i in range(n_move):
+            c = moving[i]
             rate = -sigma * g.w[c]
+            rates[c] = rate
             hpiece[c] = g.pos[c]
             if c == entering and sigma > 0:
                 hpiece[c] = g.pos[c] + 1
-            rates[c] = rate
-            moving[n_move] = c
-            n_move += 1
-            if _next_event(g, c, rate, hpiece[c], g.x[c], &step, &jump):
+            if rate != 0.0 and _next_event(g, c, rate, hpiece[c], g.x[c], &step, &jump):
                 _push(key, hcol, &size, step, c)
-        g.basic[entering] = 0
         blocking = -1
         theta = 0.0
         while size > 0:

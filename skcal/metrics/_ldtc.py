@@ -609,7 +609,8 @@ def _solve_by_simplex(values, mass0, mass1, u):
     potentials satisfy the dual constraints (to ``_REDUCED_COST_TOL``) and
     their dual objective meets the primal cost (to ``_SIMPLEX_GAP_TOL``
     per unit of mass), which by weak duality makes both the optimum. Else
-    (or at the iteration cap) None: the caller solves it with HiGHS.
+    (or at the iteration cap) None: the caller solves it with HiGHS. Memory:
+    two doubles per split (value, label) in the kernel, besides ``O(M)``.
     """
     M, K = u.shape[0], values.shape[0]
     values, u = (np.ascontiguousarray(a, dtype=np.float64) for a in (values, u))
