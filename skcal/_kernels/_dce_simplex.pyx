@@ -544,7 +544,7 @@ cdef Py_ssize_t _run(
     cdef Py_ssize_t i, j, k, y, e, c, n, s, s0, s1, lo, hi, mid, m, q = 0
     cdef Py_ssize_t it = 0, flips = 0, entering, blocking, size, n_move
     cdef Py_ssize_t n_change = 0, switch, r0, r1, stalled = 0
-    cdef bint bland
+    cdef bint bland, stale = True
     cdef double v, up, cost, d0, d1, acc0, acc1, constant = 0.0
     cdef double rc, best, sigma, diff, rate, deriv, step, jump, theta
     cdef double primal, dual, worst, a, b, a0, a1
@@ -688,8 +688,10 @@ cdef Py_ssize_t _run(
             g.pos[c] = 1
     status = 1
     while True:
-        if not _solve_dual(g, g.pi):
+        # (the duals move only with the basis or a basic column's piece)
+        if stale and not _solve_dual(g, g.pi):
             return 2
+        stale = False
         # pricing (Dantzig): the most negative reduced cost, either way; after
         # a run of steps of length 0, Bland's rule (the first column that
         # improves, ties in the ratio test to the lowest column) until a
@@ -754,6 +756,7 @@ cdef Py_ssize_t _run(
                 blocking = c
                 break
             hpiece[c] += 1 if rates[c] > 0 else -1
+            stale |= c != entering
             if _next_event(g, c, rates[c], hpiece[c], g.x[c], &step, &jump):
                 _push(key, hcol, &size, step, c)
         if blocking < 0:
@@ -780,6 +783,7 @@ cdef Py_ssize_t _run(
             if not _factor(g):
                 return 2
             n_change += 1
+            stale = True
             if n_change % 16 == 0:                      # against drift
                 if not _primal_values(g):
                     return 2

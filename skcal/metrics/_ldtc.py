@@ -623,7 +623,7 @@ def _solve_by_simplex(values, mass0, mass1, u):
         values, mass0, mass1, u, scale, _SIMPLEX_ITERATIONS_PER_POINT * M,
         _SIMPLEX_TOL, _SIMPLEX_PENALTY, potentials, out,
     )
-    primal, constant, dual, violation = out[:4]
+    primal, constant, dual, violation = out[:4].tolist()
     fun = primal + constant
     if status != 0 or not (
         violation <= _REDUCED_COST_TOL and abs(fun - dual) <= _SIMPLEX_GAP_TOL * K

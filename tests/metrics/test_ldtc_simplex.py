@@ -136,6 +136,7 @@ def test_public_function_uses_the_simplex(monkeypatch):
     counts = {"solves": 0, "fallbacks": 0}
     monkeypatch.setattr(ldtc_module, "simplex_counts", counts)
     value = lower_distance_to_calibration(y, p)
+    assert type(value) is float
     assert counts == {"solves": 1, "fallbacks": 0}
     assert value == lower_distance_to_calibration(y, p)  # no state: bit for bit
     monkeypatch.setattr(ldtc_module, "_USE_SIMPLEX", False)
@@ -191,3 +192,14 @@ def test_kernel_checks_shapes():
     with pytest.raises(ValueError, match="shapes"):
         _dce_simplex.simplex(values, np.ones(2), np.ones(2), u[:1], 1.0, 10, 0.0, 4.0,
                              np.empty(2), np.empty(6))
+
+
+def test_simplex_with_weights_over_many_orders_of_magnitude():
+    rng = np.random.default_rng(17)
+    for _ in range(40):
+        n = int(rng.integers(1, 2000))
+        p = rng.random(n) if rng.random() < 0.5 else np.round(rng.random(n), 2)
+        y = (rng.random(n) < rng.random()).astype(float)
+        w = np.exp(rng.uniform(-20, 20, n))
+        M = int(rng.choice([2, 3, 11, 101]))
+        _check(y, p, w, np.linspace(0, 1, M))
