@@ -15,8 +15,9 @@ test through the breakpoints, and a certificate checked by
 ``_ldtc._solve_by_simplex`` (primal cost = dual objective, dual
 feasibility, sinks >= 0). HiGHS stays for the sessions (tester re-solves,
 warm-started from a basis) and for a solve the simplex does not certify.
-About 300 iterations of ~3.5 us on the default grid at n = 10^4, against
-HiGHS's 0.45 ms for a warm ``run`` that moves nothing.
+130 to 300 iterations of about 3 us on the default grid at n = 10^4
+(0.4 to 0.8 ms in all), against HiGHS's 0.45 ms for a warm ``run`` that
+moves nothing.
 
 Why a linear program (issue 26; for whoever tries next). No exact
 combinatorial algorithm was found; what is known of the structure:
