@@ -187,7 +187,7 @@ cdef bint _factor(Net* g) noexcept nogil:
 
 cdef bint _solve_primal(Net* g, double* r, double* w) noexcept nogil:
     """``B w = r`` (``r`` is overwritten); ``w`` indexed by column."""
-    cdef Py_ssize_t i, n, c, n2, a, b, L
+    cdef Py_ssize_t i, n, n2, a, b
     cdef double alpha, beta, ca, lam, den
     cdef double v
     for i in range(g.n_peel):
@@ -199,7 +199,6 @@ cdef bint _solve_primal(Net* g, double* r, double* w) noexcept nogil:
     for i in range(g.n_cyc):
         a = g.ystart[i]
         b = g.ystart[i + 1]
-        L = b - a
         # w[c_{L-1}] = lam; node a + j joins c_{j-1} (c_{-1} = c_{L-1}) and c_j
         alpha = 0.0
         beta = 1.0
@@ -232,7 +231,7 @@ cdef bint _solve_column(Net* g, Py_ssize_t q, Py_ssize_t* moving,
     node is solved after every path below it has reached it.
     """
     cdef Py_ssize_t na = g.cnode[2 * q], nb = g.cnode[2 * q + 1], n, i, c, p
-    cdef Py_ssize_t cyc_a = 0, cyc_b = 0, a, b, L, j, cy
+    cdef Py_ssize_t cyc_a = 0, cyc_b = 0, a, b, j, cy
     cdef double v, alpha, beta, ca, den, lam
     n_move[0] = 0
     if na >= 0:
@@ -280,7 +279,6 @@ cdef bint _solve_column(Net* g, Py_ssize_t q, Py_ssize_t* moving,
             continue
         a = g.ystart[cy - 1]
         b = g.ystart[cy]
-        L = b - a
         alpha = 0.0
         beta = 1.0
         ca = g.ynext[b - 1]
@@ -312,7 +310,7 @@ cdef inline double _column_cost(Net* g, Py_ssize_t c) noexcept nogil:
 
 cdef bint _solve_dual(Net* g, double* pi) noexcept nogil:
     """``B' pi = c_B``: reduced cost 0 on every basic column."""
-    cdef Py_ssize_t i, j, a, b, L, c, n, n2
+    cdef Py_ssize_t i, j, a, b, L, c, n2
     cdef double alpha, beta, lam, den, ca, cb
     for i in range(g.n_cyc):
         a = g.ystart[i]
@@ -429,6 +427,14 @@ cdef inline bint _next_event(Net* g, Py_ssize_t c, double rate, Py_ssize_t p,
     return True
 
 
+cdef inline void* _take(void** held, Py_ssize_t* n_held, size_t size) noexcept nogil:
+    """``malloc``, remembered in ``held`` (freed together)."""
+    cdef void* p = malloc(size)
+    held[n_held[0]] = p
+    n_held[0] += 1
+    return p
+
+
 def simplex(
     const double[::1] values,       # IN  distinct predictions, ascending, in [0, 1]
     const double[::1] mass0,        # IN  weight of label 0 per value
@@ -464,70 +470,60 @@ def simplex(
     cdef double* rates = NULL
     cdef Py_ssize_t* hpiece = NULL
     cdef Py_ssize_t* moving = NULL
+    cdef void* held[48]
+    cdef Py_ssize_t n_held = 0
     with nogil:
         for i in range(K):              # slots for the split samples
             n_split += (mass0[i] * scale > 0) + (mass1[i] * scale > 0)
         g.M = M
         g.E = E
         g.NV = NV
-        g.start = <Py_ssize_t*> malloc(NV * sizeof(Py_ssize_t))
-        g.end = <Py_ssize_t*> malloc(NV * sizeof(Py_ssize_t))
-        g.cum = <double*> malloc((n_split + 2) * sizeof(double))
-        g.sl = <double*> malloc((n_split + 2) * sizeof(double))
-        g.low = <double*> malloc(NV * sizeof(double))
-        g.high = <double*> malloc(NV * sizeof(double))
-        g.supply = <double*> malloc(N * sizeof(double))
-        g.cnode = <Py_ssize_t*> malloc(2 * NV * sizeof(Py_ssize_t))
-        g.ccoef = <double*> malloc(2 * NV * sizeof(double))
-        g.inc = <Py_ssize_t*> malloc(3 * N * sizeof(Py_ssize_t))
-        g.x = <double*> malloc(NV * sizeof(double))
-        g.basic = <char*> malloc(NV)
-        g.pos = <Py_ssize_t*> malloc(NV * sizeof(Py_ssize_t))
-        g.deg = <Py_ssize_t*> malloc(N * sizeof(Py_ssize_t))
-        g.done = <char*> malloc(N)
-        g.used = <char*> malloc(NV)
-        g.stack = <Py_ssize_t*> malloc((N + NV) * sizeof(Py_ssize_t))
-        g.pnode = <Py_ssize_t*> malloc(N * sizeof(Py_ssize_t))
-        g.pcol = <Py_ssize_t*> malloc(N * sizeof(Py_ssize_t))
-        g.pother = <Py_ssize_t*> malloc(N * sizeof(Py_ssize_t))
-        g.nidx = <Py_ssize_t*> malloc(N * sizeof(Py_ssize_t))
-        g.pinv = <double*> malloc(N * sizeof(double))
-        g.pocoef = <double*> malloc(N * sizeof(double))
-        g.ynode = <Py_ssize_t*> malloc(N * sizeof(Py_ssize_t))
-        g.ycol = <Py_ssize_t*> malloc(N * sizeof(Py_ssize_t))
-        g.ystart = <Py_ssize_t*> malloc((N + 1) * sizeof(Py_ssize_t))
-        g.yown = <double*> malloc(N * sizeof(double))
-        g.ynext = <double*> malloc(N * sizeof(double))
-        g.pi = <double*> malloc(N * sizeof(double))
-        g.r = <double*> malloc(N * sizeof(double))
-        g.w = <double*> malloc(NV * sizeof(double))
-        key = <double*> malloc(NV * sizeof(double))
-        hcol = <Py_ssize_t*> malloc(NV * sizeof(Py_ssize_t))
-        rates = <double*> malloc(NV * sizeof(double))
-        hpiece = <Py_ssize_t*> malloc(NV * sizeof(Py_ssize_t))
-        moving = <Py_ssize_t*> malloc(NV * sizeof(Py_ssize_t))
-        if (g.start == NULL or g.end == NULL or g.cum == NULL or g.sl == NULL
-                or g.low == NULL or g.high == NULL or g.supply == NULL
-                or g.cnode == NULL or g.ccoef == NULL or g.inc == NULL
-                or g.x == NULL or g.basic == NULL or g.pos == NULL
-                or g.deg == NULL or g.done == NULL or g.used == NULL
-                or g.stack == NULL or g.pnode == NULL or g.pcol == NULL
-                or g.pother == NULL or g.nidx == NULL or g.pinv == NULL or g.pocoef == NULL
-                or g.ynode == NULL or g.ycol == NULL or g.ystart == NULL
-                or g.yown == NULL or g.ynext == NULL or g.pi == NULL
-                or g.r == NULL or g.w == NULL or key == NULL or hcol == NULL
-                or rates == NULL or hpiece == NULL or moving == NULL):
-            status = 3
-        else:
+        g.start = <Py_ssize_t*> _take(held, &n_held, NV * sizeof(Py_ssize_t))
+        g.end = <Py_ssize_t*> _take(held, &n_held, NV * sizeof(Py_ssize_t))
+        g.cum = <double*> _take(held, &n_held, (n_split + 2) * sizeof(double))
+        g.sl = <double*> _take(held, &n_held, (n_split + 2) * sizeof(double))
+        g.low = <double*> _take(held, &n_held, NV * sizeof(double))
+        g.high = <double*> _take(held, &n_held, NV * sizeof(double))
+        g.supply = <double*> _take(held, &n_held, N * sizeof(double))
+        g.cnode = <Py_ssize_t*> _take(held, &n_held, 2 * NV * sizeof(Py_ssize_t))
+        g.ccoef = <double*> _take(held, &n_held, 2 * NV * sizeof(double))
+        g.inc = <Py_ssize_t*> _take(held, &n_held, 3 * N * sizeof(Py_ssize_t))
+        g.x = <double*> _take(held, &n_held, NV * sizeof(double))
+        g.basic = <char*> _take(held, &n_held, NV)
+        g.pos = <Py_ssize_t*> _take(held, &n_held, NV * sizeof(Py_ssize_t))
+        g.deg = <Py_ssize_t*> _take(held, &n_held, N * sizeof(Py_ssize_t))
+        g.done = <char*> _take(held, &n_held, N)
+        g.used = <char*> _take(held, &n_held, NV)
+        g.stack = <Py_ssize_t*> _take(held, &n_held, (N + NV) * sizeof(Py_ssize_t))
+        g.pnode = <Py_ssize_t*> _take(held, &n_held, N * sizeof(Py_ssize_t))
+        g.pcol = <Py_ssize_t*> _take(held, &n_held, N * sizeof(Py_ssize_t))
+        g.pother = <Py_ssize_t*> _take(held, &n_held, N * sizeof(Py_ssize_t))
+        g.nidx = <Py_ssize_t*> _take(held, &n_held, N * sizeof(Py_ssize_t))
+        g.pinv = <double*> _take(held, &n_held, N * sizeof(double))
+        g.pocoef = <double*> _take(held, &n_held, N * sizeof(double))
+        g.ynode = <Py_ssize_t*> _take(held, &n_held, N * sizeof(Py_ssize_t))
+        g.ycol = <Py_ssize_t*> _take(held, &n_held, N * sizeof(Py_ssize_t))
+        g.ystart = <Py_ssize_t*> _take(held, &n_held, (N + 1) * sizeof(Py_ssize_t))
+        g.yown = <double*> _take(held, &n_held, N * sizeof(double))
+        g.ynext = <double*> _take(held, &n_held, N * sizeof(double))
+        g.pi = <double*> _take(held, &n_held, N * sizeof(double))
+        g.r = <double*> _take(held, &n_held, N * sizeof(double))
+        g.w = <double*> _take(held, &n_held, NV * sizeof(double))
+        # (a direction moves at most every basic column and the entering one)
+        key = <double*> _take(held, &n_held, (NV + 1) * sizeof(double))
+        hcol = <Py_ssize_t*> _take(held, &n_held, (NV + 1) * sizeof(Py_ssize_t))
+        rates = <double*> _take(held, &n_held, NV * sizeof(double))
+        hpiece = <Py_ssize_t*> _take(held, &n_held, NV * sizeof(Py_ssize_t))
+        moving = <Py_ssize_t*> _take(held, &n_held, (NV + 1) * sizeof(Py_ssize_t))
+        status = 0
+        for i in range(n_held):
+            if held[i] == NULL:
+                status = 3
+        if status == 0:
             status = _run(&g, values, mass0, mass1, u, scale, max_iter, tol,
                           penalty, potentials, out, key, hcol, rates, hpiece, moving)
-        free(g.start); free(g.end); free(g.cum); free(g.sl); free(g.low)
-        free(g.high); free(g.supply); free(g.cnode); free(g.ccoef); free(g.inc)
-        free(g.x); free(g.basic); free(g.pos); free(g.deg); free(g.done)
-        free(g.used); free(g.stack); free(g.pnode); free(g.pcol); free(g.pother); free(g.nidx)
-        free(g.pinv); free(g.pocoef); free(g.ynode); free(g.ycol); free(g.ystart)
-        free(g.yown); free(g.ynext); free(g.pi); free(g.r); free(g.w); free(key)
-        free(hcol); free(rates); free(hpiece); free(moving)
+        for i in range(n_held):
+            free(held[i])
     if status == 3:
         raise MemoryError()
     return status
@@ -541,9 +537,9 @@ cdef Py_ssize_t _run(
     Py_ssize_t* hpiece, Py_ssize_t* moving,
 ) noexcept nogil:
     cdef Py_ssize_t K = values.shape[0], M = g.M, E = g.E, NV = g.NV, N = 2 * M
-    cdef Py_ssize_t i, j, k, y, e, c, n, s, s0, s1, lo, hi, mid, m, q = 0
+    cdef Py_ssize_t i, j, k, y, c, n, s, s0, s1, lo, hi, mid, m, q = 0
     cdef Py_ssize_t it = 0, flips = 0, entering, blocking, size, n_move
-    cdef Py_ssize_t n_change = 0, switch, r0, r1, stalled = 0
+    cdef Py_ssize_t n_change = 0, switch, stalled = 0
     cdef bint bland, stale = True
     cdef double v, up, cost, d0, d1, acc0, acc1, constant = 0.0
     cdef double rc, best, sigma, diff, rate, deriv, step, jump, theta
