@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 from .._grouped import binary_statistic, sketch_error_bound
 from .._input import check_size
-from .._kernels import _ldtc
+from .._kernels import _dce_simplex, _ldtc
 from .._specs import MeasureSpec, register
 from ._ldtc_program import (  # _HighsModelStatus: read here by the tests
     _HIGHS_OPTIONS,
@@ -66,6 +66,30 @@ _SESSION_OPTIONS = {"simplex_dual_edge_weight_strategy": 1}
 # Solve with scipy.optimize.linprog (a new model per solve) even where
 # HiGHS's own binding is available; the tests set it to run both.
 _USE_LINPROG = False
+
+# Solve a fresh program with the dedicated simplex of skcal._kernels._dce_simplex
+# (certified, HiGHS where it is not: _solve_by_simplex); False: HiGHS only,
+# the refinement of merged blocks below (the benchmark's "before", and the
+# path the tests compare it with). Sessions (_Session) keep HiGHS either way.
+_USE_SIMPLEX = True
+
+# The simplex's iteration cap per grid point (measured on the default grid:
+# 2 to 6 iterations per point from n = 10^3 to 10^6), its entering threshold
+# on reduced costs and the cost per unit of a calibrated sink below 0 (any
+# start is then feasible; at an optimum with every sink >= 0 the penalty is
+# inactive, and a negative sink fails the certificate).
+_SIMPLEX_ITERATIONS_PER_POINT = 40
+_SIMPLEX_TOL = 1e-11
+_SIMPLEX_PENALTY = 4.0
+
+# Primal and dual objectives of the simplex's solution may differ by this
+# much per unit of (rescaled) mass before the solve counts as failed; the
+# value is then exact to it, since the optimum lies between them.
+_SIMPLEX_GAP_TOL = 1e-11
+
+# Solves by the simplex, and those of them handed to HiGHS (cap reached or
+# certificate failed): read by the tests and the benchmark.
+simplex_counts = {"solves": 0, "fallbacks": 0}
 
 
 @overload
@@ -138,14 +162,21 @@ def lower_distance_to_calibration(
     on the path ``U``, one copy per label, with a calibrated sink at each
     grid point (absorbing ``t_j`` of mass, a fraction ``u_j`` of it
     positive) and, per distinct ``(v, y)``, one variable: how much of its
-    mass leaves ``v`` to the left. That program has ``2 |U|`` rows; HiGHS
-    solves it exactly. With many samples, the samples of one grid cell and
-    one label are first merged into a single column and the blocks are cut
-    where the optimal dual threshold falls inside them (on a line an optimal
-    split sends a cell's samples left below a threshold and right above it),
-    until every sample's reduced cost has the sign of its bound: the LP
-    optimality conditions of the full program. Each solve has ``O(|U|)``
-    columns; the cost is one sort plus a few solves of that size.
+    mass leaves ``v`` to the left. That program has ``2 |U|`` rows. On a
+    line an optimal split sends a cell's samples left below a threshold and
+    right above it, so the samples of one grid cell and one label form a
+    single flow along the grid edge with a convex piecewise linear cost (a
+    piece per sample): ``3 |U| - 2`` columns, each with at most two
+    nonzeros, whatever the data. A primal simplex of its own solves it
+    exactly (``skcal._kernels._dce_simplex``: each basis is solved by
+    traversal in ``O(|U|)``, the ratio test runs through the breakpoints),
+    and its solution counts only with a certificate: potentials that are
+    dual feasible and whose dual objective meets the primal cost. A solve
+    it does not certify (none in the tests) goes to HiGHS, on the same
+    program with merged blocks of samples cut where the dual threshold
+    falls, until the LP optimality conditions hold. The cost is one sort
+    plus ``O(n + |U|^2)`` for the simplex (a few hundred iterations on the
+    default grid).
 
     Parameters
     ----------
@@ -531,6 +562,10 @@ def grid_points(grid):
 def _solve_on_grid(values, mass0, mass1, u):
     """``dCE^U`` of grouped data, and the optimal node potentials.
 
+    By the dedicated simplex (:func:`_solve_by_simplex`) where it certifies
+    its solution, else by HiGHS (:func:`_solve_on_grid_highs`); both solve
+    the same program to the same contract below.
+
     Parameters
     ----------
     values : ndarray of shape (K,)
@@ -550,6 +585,56 @@ def _solve_on_grid(values, mass0, mass1, u):
         the distinct pair ``(v_i, y_i)`` over the total) equals ``value``: a
         certificate, since by weak duality that sum is at most ``dCE^U``
         for any ``psi`` obeying the inequality.
+
+    """
+    if _USE_SIMPLEX and not _USE_LINPROG:
+        simplex_counts["solves"] += 1
+        result = _solve_by_simplex(values, mass0, mass1, u)
+        if result is not None:
+            return result
+        simplex_counts["fallbacks"] += 1
+    return _solve_on_grid_highs(values, mass0, mass1, u)
+
+
+def _solve_by_simplex(values, mass0, mass1, u):
+    """``_solve_on_grid`` by the primal simplex of ``skcal._kernels._dce_simplex``.
+
+    The program is the flow program of :func:`_solve_on_grid_highs` with
+    each (cell, label) run of split columns as one free flow of convex
+    piecewise linear cost (a piece per sample, in increasing ``v``), so
+    that it has ``2M`` rows and ``3M - 2`` columns whatever the data, each
+    column with at most two nonzeros (a generalized network: every basis
+    is solved by traversal in ``O(M)``). Nothing is taken on trust: the
+    solution counts only if every calibrated sink is ``>= 0``, the
+    potentials satisfy the dual constraints (to ``_REDUCED_COST_TOL``) and
+    their dual objective meets the primal cost (to ``_SIMPLEX_GAP_TOL``
+    per unit of mass), which by weak duality makes both the optimum. Else
+    (or at the iteration cap) None: the caller solves it with HiGHS. Memory:
+    two doubles per split (value, label) in the kernel, besides ``O(M)``.
+    """
+    M, K = u.shape[0], values.shape[0]
+    values, u = (np.ascontiguousarray(a, dtype=np.float64) for a in (values, u))
+    mass0 = np.ascontiguousarray(mass0, dtype=np.float64)
+    mass1 = np.ascontiguousarray(mass1, dtype=np.float64)
+    scale = K / (mass0.sum() + mass1.sum())  # as in _solve_on_grid_highs
+    potentials = np.empty(2 * M)
+    out = np.empty(6)
+    status = _dce_simplex.simplex(
+        values, mass0, mass1, u, scale, _SIMPLEX_ITERATIONS_PER_POINT * M,
+        _SIMPLEX_TOL, _SIMPLEX_PENALTY, potentials, out,
+    )
+    primal, constant, dual, violation = out[:4].tolist()
+    fun = primal + constant
+    if status != 0 or not (
+        violation <= _REDUCED_COST_TOL and abs(fun - dual) <= _SIMPLEX_GAP_TOL * K
+    ):
+        return None
+    value = fun / K
+    return min(max(value, 0.0), 1.0), potentials.reshape(2, M)
+
+
+def _solve_on_grid_highs(values, mass0, mass1, u):
+    """``_solve_on_grid`` by HiGHS, refining merged blocks of split columns.
 
     Notes
     -----

@@ -6,6 +6,10 @@ place (warm starts after each cut); ``ldtc_core`` re-solves a repeated
 must give the value of ``scipy.optimize.linprog`` on the same program
 (``_USE_LINPROG``), of the dense LP of Hu et al., Lemma 18
 (``reference.ldtc_dense_lp``), and potentials that certify it.
+
+These are the HiGHS paths: a fresh solve here goes to HiGHS
+(``_USE_SIMPLEX = False``); the dedicated simplex that the public function
+uses first is checked against them in ``test_ldtc_simplex.py``.
 """
 
 import numpy as np
@@ -23,6 +27,11 @@ pytestmark = pytest.mark.skipif(
 )
 
 TOL = 1e-9  # both solve the same program to HiGHS's tolerances (1e-10)
+
+
+@pytest.fixture(autouse=True)
+def _highs_only(monkeypatch):
+    monkeypatch.setattr(ldtc_module, "_USE_SIMPLEX", False)
 
 
 def _grid(rng):
