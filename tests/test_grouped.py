@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from sklearn.utils import Bunch
 
+import skcal._grouped
 from skcal import (
     binned_ece,
     calibration_decision_loss,
@@ -17,7 +18,13 @@ from skcal import (
     soft_binned_cdl,
 )
 from skcal._grouped import GroupedStatistic, binary_statistic, group
-from skcal._kernels._interval import argsort_rows, group_radix, group_sorted
+from skcal._kernels._interval import (
+    argsort_rows,
+    group_radix,
+    group_sorted,
+    group_two_runs,
+    split_by_outcome,
+)
 
 from cases import random_cases
 from reference_grouped import grouped_reference
@@ -36,9 +43,12 @@ def test_group_matches_reference():
         assert np.all(np.diff(g.values) > 0)
 
 
-def test_unlabelled_unit_weights_take_the_two_sort_path_exactly():
-    # no sample_weight and 0/1 labels: two value sorts and a merge, which
-    # must give the reference's statistic exactly (the counts are integers)
+@pytest.mark.parametrize("split", [False, True])
+def test_unlabelled_unit_weights_group_exactly(split, monkeypatch):
+    # no sample_weight and 0/1 labels: the radix sort, or (where numpy sorts
+    # with AVX-512) two value sorts and a merge; both must give the
+    # reference's statistic exactly (the counts are integers)
+    monkeypatch.setattr(skcal._grouped, "_SPLIT_SORT", split)
     for y, p, _w in CASES:
         for labels in (y.astype(np.int64), y.astype(bool), y.astype(np.uint8)):
             g = binary_statistic(labels, p)
@@ -85,10 +95,13 @@ def _radix_cases(rng, count):
         yield y, p, w
 
 
-def test_radix_grouping_equals_a_stable_sort_bit_for_bit():
+@pytest.mark.parametrize("split", [False, True])
+def test_radix_grouping_equals_a_stable_sort_bit_for_bit(split, monkeypatch):
     # 0/1 outcomes take the radix sort (group_radix), which sums each
     # group's rows in input order: exactly what a stable argsort and the
-    # plain grouping loop give, for every outcome type and weight kind
+    # plain grouping loop give, for every outcome type and weight kind; unit
+    # weights with split=True take two np.sort calls and group_two_runs
+    monkeypatch.setattr(skcal._grouped, "_SPLIT_SORT", split)
     rng = np.random.default_rng(7)
     for y, p, w in _radix_cases(rng, 400):
         order = np.argsort(p, kind="stable")
@@ -117,6 +130,43 @@ def test_radix_kernels_check_shapes():
         group_radix(p, y, w, out[0], out[1], out[2], np.empty(2))
     with pytest.raises(ValueError, match="shapes"):
         argsort_rows(np.zeros((2, 3)), np.empty((2, 2), dtype=np.intp))
+
+
+def test_two_runs_kernels():
+    # split_by_outcome keeps each outcome's predictions in order (its last
+    # entry is work); group_two_runs merges sorted runs into the counts of a
+    # reference grouping: ties across and within runs, -0.0, empty runs
+    rng = np.random.default_rng(12)
+    for i in range(300):
+        n = int(rng.integers(0, 40)) if i > 1 else i
+        p = rng.choice([0.0, -0.0, 0.25, 0.5, 1.0, 5e-324, 0.3], n) if i % 2 else rng.random(n)
+        y = (rng.random(n) < 0.5).astype(np.uint8) * rng.integers(1, 4)
+        if i % 5 == 0:
+            y[:] = 0 if i % 10 else 2  # one class
+        n1 = int(np.count_nonzero(y))
+        zeros, ones = np.full(n - n1 + 1, np.nan), np.full(n1 + 1, np.nan)
+        assert split_by_outcome(p, y.astype(np.uint8), zeros, ones) == n1
+        np.testing.assert_array_equal(zeros[: n - n1], p[y == 0])
+        np.testing.assert_array_equal(ones[:n1], p[y != 0])
+        zeros, ones = np.sort(zeros[: n - n1]), np.sort(ones[:n1])
+        out = [np.full(n, np.nan) for _ in range(3)]
+        k = group_two_runs(zeros, ones, *out)
+        values, weights, positives = grouped_reference(
+            (y != 0).astype(float), p, np.ones(n)
+        ) if n else (np.empty(0),) * 3
+        np.testing.assert_array_equal(out[0][:k], values)
+        assert not np.any(np.signbit(out[0][:k]))
+        np.testing.assert_array_equal(out[1][:k], weights)
+        np.testing.assert_array_equal(out[2][:k], positives)
+    with pytest.raises(ValueError, match="one entry more"):
+        split_by_outcome(np.array([0.1, 0.2]), np.array([1, 0], np.uint8),
+                         np.empty(1), np.empty(2))
+    with pytest.raises(ValueError, match="one length"):
+        split_by_outcome(np.array([0.1, 0.2]), np.array([1], np.uint8),
+                         np.empty(3), np.empty(3))
+    with pytest.raises(ValueError, match="entries"):
+        group_two_runs(np.array([0.1]), np.array([0.2]), np.empty(1), np.empty(2),
+                       np.empty(2))
 
 
 def test_row_radix_argsort_equals_a_stable_argsort():

@@ -41,6 +41,19 @@ def decision_hull(
     total: float,
     q_order: NDArray[np.intp],
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], float, float]: ...
+def split_by_outcome(
+    p: NDArray[np.float64],
+    y: NDArray[np.uint8],
+    zeros: NDArray[np.float64],
+    ones: NDArray[np.float64],
+) -> int: ...
+def group_two_runs(
+    zeros: NDArray[np.float64],
+    ones: NDArray[np.float64],
+    values: NDArray[np.float64],
+    weights: NDArray[np.float64],
+    positives: NDArray[np.float64],
+) -> int: ...
 def group_radix(
     p: NDArray[np.float64],
     y: NDArray[np.uint8],

@@ -614,9 +614,15 @@ def _solve_by_simplex(values, mass0, mass1, u):
     """
     M, K = u.shape[0], values.shape[0]
     values, u = (np.ascontiguousarray(a, dtype=np.float64) for a in (values, u))
-    mass0 = np.ascontiguousarray(mass0, dtype=np.float64)
-    mass1 = np.ascontiguousarray(mass1, dtype=np.float64)
-    scale = K / (mass0.sum() + mass1.sum())  # as in _solve_on_grid_highs
+    # Masses rescaled to total K, as in _solve_on_grid_highs, but each divided
+    # by the total (correctly rounded) rather than multiplied by K / total:
+    # then masses that differ only by a common factor give the same program
+    # whenever the quotients round alike (one row of any weight is mass 1,
+    # exactly as with unit weight).
+    total = float(np.sum(mass0) + np.sum(mass1))
+    mass0 = np.ascontiguousarray(mass0, dtype=np.float64) / total * K
+    mass1 = np.ascontiguousarray(mass1, dtype=np.float64) / total * K
+    scale = 1.0
     potentials = np.empty(2 * M)
     out = np.empty(6)
     status = _dce_simplex.simplex(

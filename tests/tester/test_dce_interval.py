@@ -12,6 +12,7 @@ tester's own results with it: ``test_dcebound.py``.
 import numpy as np
 import pytest
 
+import skcal.metrics._ldtc as _ldtc
 import skcal.tester._dcebound as dcebound
 from skcal._interval import measure_interval
 from skcal.measures import LowerDistanceToCalibration
@@ -107,7 +108,12 @@ def test_pruned_ends_equal_every_draw_solved(monkeypatch):
     assert solved < 0.5 * drawn
 
 
-def test_pruned_ends_agree_with_the_public_interval():
+def test_pruned_ends_agree_with_the_public_interval(monkeypatch):
+    # the public interval with the sessions' solver (HiGHS): a null draw that
+    # ties the statistic in exact arithmetic then ties it in both, so the
+    # lower ends are 0 together (with the dedicated simplex in the public
+    # path the two solvers' last bits can break such a tie differently)
+    monkeypatch.setattr(_ldtc, "_USE_SIMPLEX", False)
     rng = np.random.default_rng(1)
     for i in range(12):
         case = _case(rng, i)
