@@ -6,7 +6,7 @@ def simplex(
     mass0: NDArray[np.float64],
     mass1: NDArray[np.float64],
     u: NDArray[np.float64],
-    scale: float,
+    divisor: float,
     max_iter: int,
     tol: float,
     potentials: NDArray[np.float64],

@@ -25,7 +25,7 @@
 # when they disagree or the iteration cap is hit.
 
 from libc.math cimport fabs
-from libc.stdlib cimport malloc, free
+from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
 
 
 cdef inline void _need(bint ok, str what) except *:
@@ -428,8 +428,9 @@ cdef inline bint _next_event(Net* g, Py_ssize_t c, double rate, Py_ssize_t p,
 
 
 cdef inline void* _take(void** held, Py_ssize_t* n_held, size_t size) noexcept nogil:
-    """``malloc``, remembered in ``held`` (freed together)."""
-    cdef void* p = malloc(size)
+    """``PyMem_RawMalloc`` (so that tracemalloc sees the solver's memory),
+    remembered in ``held`` (freed together)."""
+    cdef void* p = PyMem_RawMalloc(size)
     held[n_held[0]] = p
     n_held[0] += 1
     return p
@@ -440,7 +441,7 @@ def simplex(
     const double[::1] mass0,        # IN  weight of label 0 per value
     const double[::1] mass1,        # IN  weight of label 1 per value
     const double[::1] u,            # IN  grid, strictly increasing from 0 to 1
-    double scale,                   # IN  factor applied to every mass
+    double divisor,                 # IN  every mass is divided by it
     Py_ssize_t max_iter,            # IN  iteration cap
     double tol,                     # IN  reduced costs below -tol enter
     double penalty,                 # IN  cost per unit of a sink below 0
@@ -451,7 +452,7 @@ def simplex(
 
     ``out``: the primal cost of the split samples and grid edges, the
     constant ``sum d (u_{k+1} - v)`` (their sum is the optimal cost in the
-    masses' scale: the value times the total scaled mass), the dual objective
+    divided masses' scale: the value times their total), the dual objective
     of ``potentials`` (equal to it at an optimum), the largest violation of
     ``(1 - u_j) psi[0, j] + u_j psi[1, j] <= 0``, of ``|psi[y, j+1] -
     psi[y, j]| <= u_{j+1} - u_j`` and of ``t_j >= 0``, the number of
@@ -474,7 +475,7 @@ def simplex(
     cdef Py_ssize_t n_held = 0
     with nogil:
         for i in range(K):              # slots for the split samples
-            n_split += (mass0[i] * scale > 0) + (mass1[i] * scale > 0)
+            n_split += (mass0[i] / divisor > 0) + (mass1[i] / divisor > 0)
         g.M = M
         g.E = E
         g.NV = NV
@@ -520,10 +521,10 @@ def simplex(
             if held[i] == NULL:
                 status = 3
         if status == 0:
-            status = _run(&g, values, mass0, mass1, u, scale, max_iter, tol,
+            status = _run(&g, values, mass0, mass1, u, divisor, max_iter, tol,
                           penalty, potentials, out, key, hcol, rates, hpiece, moving)
         for i in range(n_held):
-            free(held[i])
+            PyMem_RawFree(held[i])
     if status == 3:
         raise MemoryError()
     return status
@@ -531,7 +532,7 @@ def simplex(
 
 cdef Py_ssize_t _run(
     Net* g, const double[::1] values, const double[::1] mass0,
-    const double[::1] mass1, const double[::1] u, double scale,
+    const double[::1] mass1, const double[::1] u, double divisor,
     Py_ssize_t max_iter, double tol, double penalty, double[::1] potentials,
     double[::1] out, double* key, Py_ssize_t* hcol, double* rates,
     Py_ssize_t* hpiece, Py_ssize_t* moving,
@@ -553,7 +554,7 @@ cdef Py_ssize_t _run(
     s0 = 0
     s1 = 1                              # (a spare slot: label 0 writes one past)
     for i in range(K):
-        s1 += mass0[i] * scale > 0
+        s1 += mass0[i] / divisor > 0
     k = 0
     g.start[0] = s0
     g.start[M - 1] = s1
@@ -570,8 +571,8 @@ cdef Py_ssize_t _run(
                 g.start[k] = s0
                 g.start[M - 1 + k] = s1
             acc0 = acc1 = 0.0
-        d0 = mass0[i] * scale
-        d1 = mass1[i] * scale
+        d0 = mass0[i] / divisor
+        d1 = mass1[i] / divisor
         d0 = 0.5 * (d0 + fabs(d0))      # max(d, 0), exact, without a branch
         d1 = 0.5 * (d1 + fabs(d1))
         if v == u[k]:                   # on a grid point: supplied there
@@ -832,8 +833,8 @@ cdef Py_ssize_t _run(
         v = values[i]
         while k + 1 < M and u[k + 1] <= v:
             k += 1
-        d0 = mass0[i] * scale
-        d1 = mass1[i] * scale
+        d0 = mass0[i] / divisor
+        d1 = mass1[i] / divisor
         d0 = 0.5 * (d0 + fabs(d0))
         d1 = 0.5 * (d1 + fabs(d1))
         if v == u[k]:

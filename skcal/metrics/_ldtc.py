@@ -614,19 +614,17 @@ def _solve_by_simplex(values, mass0, mass1, u):
     """
     M, K = u.shape[0], values.shape[0]
     values, u = (np.ascontiguousarray(a, dtype=np.float64) for a in (values, u))
-    # Masses rescaled to total K, as in _solve_on_grid_highs, but each divided
-    # by the total (correctly rounded) rather than multiplied by K / total:
-    # then masses that differ only by a common factor give the same program
-    # whenever the quotients round alike (one row of any weight is mass 1,
-    # exactly as with unit weight).
-    total = float(np.sum(mass0) + np.sum(mass1))
-    mass0 = np.ascontiguousarray(mass0, dtype=np.float64) / total * K
-    mass1 = np.ascontiguousarray(mass1, dtype=np.float64) / total * K
-    scale = 1.0
+    mass0 = np.ascontiguousarray(mass0, dtype=np.float64)
+    mass1 = np.ascontiguousarray(mass1, dtype=np.float64)
+    # Masses rescaled to total K, as in _solve_on_grid_highs, but divided by
+    # total / K in the kernel (correctly rounded) rather than multiplied by
+    # K / total: one row of any weight is then mass 1, exactly as with unit
+    # weight (no array per value here: the kernel divides as it reads).
+    divisor = (mass0.sum() + mass1.sum()) / K
     potentials = np.empty(2 * M)
     out = np.empty(6)
     status = _dce_simplex.simplex(
-        values, mass0, mass1, u, scale, _SIMPLEX_ITERATIONS_PER_POINT * M,
+        values, mass0, mass1, u, divisor, _SIMPLEX_ITERATIONS_PER_POINT * M,
         _SIMPLEX_TOL, _SIMPLEX_PENALTY, potentials, out,
     )
     primal, constant, dual, violation = out[:4].tolist()
