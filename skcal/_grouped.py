@@ -100,9 +100,9 @@ def _numpy_simd_sort():
     """Whether ``np.sort`` of float64 runs numpy's AVX-512 sort on this CPU.
 
     numpy >= 1.25 sorts 64-bit floats with x86-simd-sort where the CPU has
-    AVX512_SKX; there one ``np.sort`` of 10**7 predictions took 69 ms and
-    the radix sort of ``group`` 374 ms (5.4x), two sorts of the outcomes'
-    predictions apart 164 ms (``benchmarks/bench_grouping.py``). Without it
+    AVX512_SKX; there one ``np.sort`` of 10**7 predictions took 70 ms, the
+    radix sort of ``group`` 367 ms (5.2x), and splitting by outcome, two
+    sorts and the merge 150 ms (``benchmarks/bench_grouping.py``). Without it
     (AVX2-only hosts measured earlier) the radix sort was 0.85x one
     ``np.sort`` and the two sorts and a merge 1.4 to 1.8x.
     """
