@@ -23,29 +23,12 @@ features are printed first.
 
 import argparse
 import os
-import time
-import tracemalloc
 
 import numpy as np
+from perf_table import peak_bytes, simd_features
+from perf_table import timed as cpu_time
 
 import skcal._grouped as grouped
-
-
-def cpu_time(func, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.thread_time()
-        func()
-        times.append(time.thread_time() - t0)
-    return float(np.median(times))
-
-
-def peak_bytes(func):
-    tracemalloc.start()
-    func()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak
 
 
 def main():
@@ -53,13 +36,7 @@ def main():
     parser.add_argument("--sizes", nargs="+", type=float, default=[1e4, 1e5, 1e6, 1e7])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    try:
-        from numpy._core._multiarray_umath import __cpu_features__
-    except ImportError:  # numpy < 2
-        from numpy.core._multiarray_umath import __cpu_features__
-    found = [name for name in ("AVX2", "AVX512F", "AVX512_SKX", "AVX512_ICL")
-             if __cpu_features__.get(name)]
-    print(f"numpy {np.__version__}; CPU features numpy uses: {', '.join(found)}; "
+    print(f"numpy {np.__version__}; CPU features numpy uses: {simd_features()}; "
           f"group takes split by default here: {grouped._SPLIT_SORT_AUTO}; "
           f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'n':>10} {'np.sort ms':>11} {'radix ms':>9} {'x sort':>7} {'split ms':>9} "

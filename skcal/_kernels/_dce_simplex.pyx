@@ -98,6 +98,35 @@ cdef inline Py_ssize_t _other(Net* g, Py_ssize_t n, Py_ssize_t c) noexcept nogil
     return g.cnode[2 * c]
 
 
+cdef inline Py_ssize_t _unused_basic(Net* g, Py_ssize_t n) noexcept nogil:
+    """A basic column at node ``n`` not yet used by the factorisation, or -1."""
+    cdef Py_ssize_t s, c
+    for s in range(3):
+        c = g.inc[3 * n + s]
+        if c >= 0 and g.basic[c] and not g.used[c]:
+            return c
+    return -1
+
+
+cdef inline bint _close_cycle(
+    Net* g, Py_ssize_t a, Py_ssize_t b, const double* r, double* lam
+) noexcept nogil:
+    """The value on the closing column of the cycle ``a .. b - 1`` for the
+    right-hand side ``r`` (into ``lam``); False where the cycle is singular."""
+    cdef double alpha = 0.0, beta = 1.0, ca = g.ynext[b - 1], den
+    cdef Py_ssize_t n
+    for n in range(a, b):
+        den = g.yown[n]
+        alpha = (r[g.ynode[n]] - ca * alpha) / den
+        beta = -ca * beta / den
+        ca = g.ynext[n]
+    den = 1.0 - beta
+    if den == 0.0:
+        return False
+    lam[0] = alpha / den
+    return True
+
+
 cdef bint _factor(Net* g) noexcept nogil:
     """Peel order and cycles of the basis; False if it is singular."""
     cdef Py_ssize_t N = 2 * g.M, n, s, c, n2, top = 0, found, L, first, cur, nxt
@@ -120,12 +149,7 @@ cdef bint _factor(Net* g) noexcept nogil:
         n = g.stack[top]
         if g.done[n]:
             continue
-        found = -1
-        for s in range(3):
-            c = g.inc[3 * n + s]
-            if c >= 0 and g.basic[c] and not g.used[c]:
-                found = c
-                break
+        found = _unused_basic(g, n)
         if found < 0:
             return False
         g.used[found] = 1
@@ -157,12 +181,7 @@ cdef bint _factor(Net* g) noexcept nogil:
         g.n_cyc += 1
         cur = first
         while True:
-            found = -1
-            for s in range(3):
-                c = g.inc[3 * cur + s]
-                if c >= 0 and g.basic[c] and not g.used[c]:
-                    found = c
-                    break
+            found = _unused_basic(g, cur)
             if found < 0:
                 return False
             g.used[found] = 1
@@ -188,7 +207,7 @@ cdef bint _factor(Net* g) noexcept nogil:
 cdef bint _solve_primal(Net* g, double* r, double* w) noexcept nogil:
     """``B w = r`` (``r`` is overwritten); ``w`` indexed by column."""
     cdef Py_ssize_t i, n, n2, a, b
-    cdef double alpha, beta, ca, lam, den
+    cdef double alpha, ca, lam
     cdef double v
     for i in range(g.n_peel):
         v = r[g.pnode[i]] * g.pinv[i]
@@ -200,18 +219,8 @@ cdef bint _solve_primal(Net* g, double* r, double* w) noexcept nogil:
         a = g.ystart[i]
         b = g.ystart[i + 1]
         # w[c_{L-1}] = lam; node a + j joins c_{j-1} (c_{-1} = c_{L-1}) and c_j
-        alpha = 0.0
-        beta = 1.0
-        ca = g.ynext[b - 1]
-        for n in range(a, b):
-            den = g.yown[n]
-            alpha = (r[g.ynode[n]] - ca * alpha) / den
-            beta = -ca * beta / den
-            ca = g.ynext[n]
-        den = 1.0 - beta
-        if den == 0.0:
+        if not _close_cycle(g, a, b, r, &lam):
             return False
-        lam = alpha / den
         alpha = lam
         ca = g.ynext[b - 1]
         for n in range(a, b):
@@ -232,7 +241,7 @@ cdef bint _solve_column(Net* g, Py_ssize_t q, Py_ssize_t* moving,
     """
     cdef Py_ssize_t na = g.cnode[2 * q], nb = g.cnode[2 * q + 1], n, i, c, p
     cdef Py_ssize_t cyc_a = 0, cyc_b = 0, a, b, j, cy
-    cdef double v, alpha, beta, ca, den, lam
+    cdef double v, alpha, ca, lam
     n_move[0] = 0
     if na >= 0:
         g.r[na] = g.ccoef[2 * q]
@@ -279,18 +288,8 @@ cdef bint _solve_column(Net* g, Py_ssize_t q, Py_ssize_t* moving,
             continue
         a = g.ystart[cy - 1]
         b = g.ystart[cy]
-        alpha = 0.0
-        beta = 1.0
-        ca = g.ynext[b - 1]
-        for n in range(a, b):
-            den = g.yown[n]
-            alpha = (g.r[g.ynode[n]] - ca * alpha) / den
-            beta = -ca * beta / den
-            ca = g.ynext[n]
-        den = 1.0 - beta
-        if den == 0.0:
+        if not _close_cycle(g, a, b, g.r, &lam):
             return False
-        lam = alpha / den
         alpha = lam
         ca = g.ynext[b - 1]
         for n in range(a, b):
