@@ -53,6 +53,7 @@ from .._kernels._flow import (
     smce_one_side,
 )
 from ..metrics._smce import smce_core
+from ._dcebound import _BoundedDraws
 
 __all__ = ["SmceNull", "bracketed"]
 
@@ -236,24 +237,25 @@ class SmceNull:
         reached = self.values[self.exact] >= statistic
         return int(np.count_nonzero(certain) + np.count_nonzero(reached))
 
-    def largest(self, r):
-        """The ``r``-th largest draw (``1 <= r <= size``), exactly."""
-        B = self.size
-        while True:
-            floor = np.partition(self.lower, B - r)[B - r]  # <= the r-th largest
-            ceiling = np.partition(self.upper, B - r)[B - r]  # >= it
-            open_ = ~self.exact
-            above = open_ & (self.lower > ceiling)
-            middle = np.flatnonzero(open_ & ~above & ~(self.upper < floor))
-            if middle.shape[0] == 0:
-                # every open draw lies strictly above or below the r-th
-                # largest, so it is an exact one
-                rank = r - int(np.count_nonzero(above))
-                known = np.sort(self.values[self.exact])
-                return float(known[known.shape[0] - rank])
-            self._solve(middle)
+    # the order statistic of the dCE draws' branch and bound, on these
+    # brackets: it reads size, solved, values, _intervals, _narrow, solve_all
+    largest = _BoundedDraws.largest
+
+    @property
+    def solved(self):
+        return self.exact
+
+    def _intervals(self):
+        return self.lower, self.upper
+
+    def _narrow(self, middle, high, low=None):
+        """Compute the draws ``middle`` exactly (few: their brackets overlap)."""
+        self._solve(middle)
+
+    def solve_all(self):
+        self._solve(np.flatnonzero(~self.exact))
 
     def sorted_values(self):
         """Every draw exactly, sorted (what ``null_statistics_`` shows)."""
-        self._solve(np.flatnonzero(~self.exact))
+        self.solve_all()
         return np.sort(self.values)
