@@ -1,16 +1,16 @@
-"""Grouping unit-weight 0/1 rows: the radix sort against two ``np.sort`` calls and a merge.
+"""Grouping unit-weight 0/1 rows: the radix sort against one ``np.sort`` of integer keys.
 
 ``skcal._grouped.group`` builds the grouped statistic every sorting measure
 reads. For rows of unit weight with 0/1 outcomes it has two ways:
 
 * ``radix``: one least-significant-digit radix sort of the predictions'
   bits carrying the outcome (``group_radix``);
-* ``split``: each outcome's predictions copied apart in one pass
-  (``split_by_outcome``), sorted in place by ``np.sort`` (numpy's SIMD sort
-  where it has one) and merged into the statistic (``group_two_runs``).
+* ``keys``: one int64 key per row, twice the prediction's bits plus the
+  outcome (``label_keys``), sorted in place by ``np.sort`` (numpy's SIMD
+  sort where it has one) and grouped in one pass (``group_label_keys``).
 
 Both give the same statistic (checked here, and by ``tests/test_grouped.py``);
-``group`` takes ``split`` where numpy sorts float64 with AVX-512
+``group`` takes ``keys`` where numpy sorts with AVX-512
 (``_numpy_simd_sort``). This prints, per size, the CPU time (median of
 ``--repeat``, this thread) of each way and of ``np.sort`` of the same
 predictions, their ratios to it, and tracemalloc's peak in bytes per row;
@@ -37,11 +37,11 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     print(f"numpy {np.__version__}; CPU features numpy uses: {simd_features()}; "
-          f"group takes split by default here: {grouped._SPLIT_SORT_AUTO}; "
+          f"group takes keys by default here: {grouped._KEY_SORT_AUTO}; "
           f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'n':>10} {'np.sort ms':>11} {'radix ms':>9} {'x sort':>7} {'split ms':>9} "
-          f"{'x sort':>7} {'radix/split':>11} {'radix B/row':>12} {'split B/row':>12} same")
-    saved = grouped._SPLIT_SORT
+    print(f"{'n':>10} {'np.sort ms':>11} {'radix ms':>9} {'x sort':>7} {'keys ms':>9} "
+          f"{'x sort':>7} {'radix/keys':>11} {'radix B/row':>12} {'keys B/row':>12} same")
+    saved = grouped._KEY_SORT
     try:
         for n in (int(s) for s in args.sizes):
             rng = np.random.default_rng(n)
@@ -51,23 +51,23 @@ def main():
             base = cpu_time(lambda p=p: np.sort(p), args.repeat)
             times = {False: [], True: []}
             for _ in range(args.repeat):
-                for split in (False, True):
-                    grouped._SPLIT_SORT = split
-                    times[split].append(cpu_time(lambda y=y, p=p, w=w: grouped.group(y, p, w), 1))
-            radix, split_t = (float(np.median(times[s])) for s in (False, True))
+                for keyed in (False, True):
+                    grouped._KEY_SORT = keyed
+                    times[keyed].append(cpu_time(lambda y=y, p=p, w=w: grouped.group(y, p, w), 1))
+            radix, keys_t = (float(np.median(times[s])) for s in (False, True))
             stats, peaks = {}, {}
-            for split in (False, True):
-                grouped._SPLIT_SORT = split
-                stats[split] = grouped.group(y, p, w)
-                peaks[split] = peak_bytes(lambda y=y, p=p, w=w: grouped.group(y, p, w)) / n
+            for keyed in (False, True):
+                grouped._KEY_SORT = keyed
+                stats[keyed] = grouped.group(y, p, w)
+                peaks[keyed] = peak_bytes(lambda y=y, p=p, w=w: grouped.group(y, p, w)) / n
             a, b = stats[False], stats[True]
             same = (np.array_equal(a.values, b.values) and np.array_equal(a.weights, b.weights)
                     and np.array_equal(a.positives, b.positives))
             print(f"{n:>10} {base * 1e3:>11.3f} {radix * 1e3:>9.3f} {radix / base:>7.2f} "
-                  f"{split_t * 1e3:>9.3f} {split_t / base:>7.2f} {radix / split_t:>11.2f} "
+                  f"{keys_t * 1e3:>9.3f} {keys_t / base:>7.2f} {radix / keys_t:>11.2f} "
                   f"{peaks[False]:>12.1f} {peaks[True]:>12.1f} {same}", flush=True)
     finally:
-        grouped._SPLIT_SORT = saved
+        grouped._KEY_SORT = saved
 
 
 if __name__ == "__main__":

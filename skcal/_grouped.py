@@ -27,7 +27,7 @@ from ._input import (
     no_second_input,
     power_of_two_scale,
 )
-from ._kernels._interval import group_radix, group_sorted, group_two_runs, split_by_outcome
+from ._kernels._interval import group_label_keys, group_radix, group_sorted, label_keys
 
 __all__ = [
     "MAX_LEVEL",
@@ -97,14 +97,15 @@ class GroupedStatistic:
 
 
 def _numpy_simd_sort():
-    """Whether ``np.sort`` of float64 runs numpy's AVX-512 sort on this CPU.
+    """Whether ``np.sort`` runs numpy's AVX-512 sort (x86-simd-sort) on this CPU.
 
-    numpy >= 1.25 sorts 64-bit floats with x86-simd-sort where the CPU has
-    AVX512_SKX; there one ``np.sort`` of 10**7 predictions took 70 ms, the
-    radix sort of ``group`` 367 ms (5.2x), and splitting by outcome, two
-    sorts and the merge 150 ms (``benchmarks/bench_grouping.py``). Without it
-    (AVX2-only hosts measured earlier) the radix sort was 0.85x one
-    ``np.sort`` and the two sorts and a merge 1.4 to 1.8x.
+    numpy >= 1.25 sorts 64-bit numbers with it where the CPU has AVX512_SKX;
+    there one ``np.sort`` of 10**7 predictions took 70 ms and the radix sort
+    of ``group`` 367 ms (5.2x), while one ``np.sort`` of integer keys and a
+    pass (``label_keys``) took less than either earlier way of two sorts and
+    a merge (``benchmarks/bench_grouping.py``). Without it (AVX2-only hosts
+    measured earlier) the radix sort was 0.85x one ``np.sort``, faster than
+    any way through ``np.sort``.
     """
     try:
         from numpy._core._multiarray_umath import __cpu_features__
@@ -114,11 +115,11 @@ def _numpy_simd_sort():
     return (major, minor) >= (1, 25) and bool(__cpu_features__.get("AVX512_SKX"))
 
 
-# Unit-weight 0/1 rows: group by two np.sort calls and a merge (True), by the
+# Unit-weight 0/1 rows: group by one np.sort of integer keys (True), by the
 # radix sort (False); None: the first where numpy sorts with AVX-512. The
 # statistic is the same either way (counts are exact in any order).
-_SPLIT_SORT = None
-_SPLIT_SORT_AUTO = _numpy_simd_sort()
+_KEY_SORT = None
+_KEY_SORT_AUTO = _numpy_simd_sort()
 
 
 def group(y, p, w):
@@ -142,14 +143,16 @@ def group(y, p, w):
     1.8x), 0.3x an ``np.argsort`` with weights (the argsort path: 1.4x).
     Equal predictions are summed in input order (the sort is stable), so
     unit weights give the exact counts, bit for bit as before. Where numpy
-    sorts float64 with AVX-512 (``_numpy_simd_sort``) that sort is about 5
-    times faster than the radix sort, and unit-weight rows are grouped
-    instead by sorting each outcome's predictions apart with ``np.sort``
-    and merging the two runs (``group_two_runs``): the same counts. Peak extra
-    memory is about 33 bytes per sample (three output arrays, which the
-    sort uses as buffers, one work array and the labels as bytes), plus a
-    contiguous copy of stride-0 or strided weights; other outcomes go
-    through ``np.argsort`` (56 bytes per sample).
+    sorts with AVX-512 (``_numpy_simd_sort``) its sort is about 5 times
+    faster than the radix sort, and unit-weight rows are grouped instead by
+    one ``np.sort`` of integer keys, twice the prediction's bits plus the
+    outcome (``label_keys``; a prediction in [0, 1] has bits below 2**62),
+    written into ``values`` and grouped there in place
+    (``group_label_keys``): the same counts, and about 25 bytes per sample.
+    Peak extra memory of the radix sort is about 33 bytes per sample (three
+    output arrays, which the sort uses as buffers, one work array and the
+    labels as bytes), plus a contiguous copy of stride-0 or strided
+    weights; other outcomes go through ``np.argsort`` (56 bytes per sample).
     """
     n = p.shape[0]
     values = np.empty(n)
@@ -162,19 +165,13 @@ def group(y, p, w):
             (y != 0).view(np.uint8)
         )
         if _unit_weights(w):
-            split = _SPLIT_SORT_AUTO if _SPLIT_SORT is None else _SPLIT_SORT
-            if split:
-                # each outcome's predictions sorted apart (numpy's SIMD sort)
-                # and merged in one pass: no payload to carry
-                n1 = int(np.count_nonzero(labels))
-                zeros, ones = np.empty(n - n1 + 1), np.empty(n1 + 1)
-                split_by_outcome(
-                    np.ascontiguousarray(p, dtype=np.float64), labels, zeros, ones
-                )
-                zeros, ones = zeros[: n - n1], ones[:n1]
-                zeros.sort()
-                ones.sort()
-                k = group_two_runs(zeros, ones, values, weights, positives)
+            if _KEY_SORT_AUTO if _KEY_SORT is None else _KEY_SORT:
+                # one np.sort (numpy's SIMD sort) of keys that carry the
+                # outcome in their lowest bit, in the memory of ``values``
+                keys = values.view(np.int64)
+                label_keys(np.ascontiguousarray(p, dtype=np.float64), labels, keys)
+                keys.sort()
+                k = group_label_keys(keys, values, weights, positives)
                 return GroupedStatistic(values[:k], weights[:k], positives[:k])
             w = np.empty(0)
         else:

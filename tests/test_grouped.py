@@ -20,10 +20,10 @@ from skcal import (
 from skcal._grouped import GroupedStatistic, binary_statistic, group
 from skcal._kernels._interval import (
     argsort_rows,
+    group_label_keys,
     group_radix,
     group_sorted,
-    group_two_runs,
-    split_by_outcome,
+    label_keys,
 )
 
 from cases import random_cases
@@ -43,12 +43,12 @@ def test_group_matches_reference():
         assert np.all(np.diff(g.values) > 0)
 
 
-@pytest.mark.parametrize("split", [False, True])
-def test_unlabelled_unit_weights_group_exactly(split, monkeypatch):
+@pytest.mark.parametrize("keys", [False, True])
+def test_unlabelled_unit_weights_group_exactly(keys, monkeypatch):
     # no sample_weight and 0/1 labels: the radix sort, or (where numpy sorts
-    # with AVX-512) two value sorts and a merge; both must give the
-    # reference's statistic exactly (the counts are integers)
-    monkeypatch.setattr(skcal._grouped, "_SPLIT_SORT", split)
+    # with AVX-512) one np.sort of keys carrying the outcome; both must give
+    # the reference's statistic exactly (the counts are integers)
+    monkeypatch.setattr(skcal._grouped, "_KEY_SORT", keys)
     for y, p, _w in CASES:
         for labels in (y.astype(np.int64), y.astype(bool), y.astype(np.uint8)):
             g = binary_statistic(labels, p)
@@ -95,13 +95,13 @@ def _radix_cases(rng, count):
         yield y, p, w
 
 
-@pytest.mark.parametrize("split", [False, True])
-def test_radix_grouping_equals_a_stable_sort_bit_for_bit(split, monkeypatch):
+@pytest.mark.parametrize("keys", [False, True])
+def test_radix_grouping_equals_a_stable_sort_bit_for_bit(keys, monkeypatch):
     # 0/1 outcomes take the radix sort (group_radix), which sums each
     # group's rows in input order: exactly what a stable argsort and the
     # plain grouping loop give, for every outcome type and weight kind; unit
-    # weights with split=True take two np.sort calls and group_two_runs
-    monkeypatch.setattr(skcal._grouped, "_SPLIT_SORT", split)
+    # weights with keys=True take one np.sort of label_keys and group_label_keys
+    monkeypatch.setattr(skcal._grouped, "_KEY_SORT", keys)
     rng = np.random.default_rng(7)
     for y, p, w in _radix_cases(rng, 400):
         order = np.argsort(p, kind="stable")
@@ -132,10 +132,11 @@ def test_radix_kernels_check_shapes():
         argsort_rows(np.zeros((2, 3)), np.empty((2, 2), dtype=np.intp))
 
 
-def test_two_runs_kernels():
-    # split_by_outcome keeps each outcome's predictions in order (its last
-    # entry is work); group_two_runs merges sorted runs into the counts of a
-    # reference grouping: ties across and within runs, -0.0, empty runs
+def test_label_key_kernels():
+    # label_keys orders rows as (prediction, outcome) in one int64 (-0.0 as
+    # +0.0); group_label_keys groups the sorted keys, in place in the memory
+    # of values, into the counts of a reference grouping: ties within and
+    # across outcomes, -0.0, 0 and 1, subnormals, one class, n = 0 and 1
     rng = np.random.default_rng(12)
     for i in range(300):
         n = int(rng.integers(0, 40)) if i > 1 else i
@@ -143,14 +144,21 @@ def test_two_runs_kernels():
         y = (rng.random(n) < 0.5).astype(np.uint8) * rng.integers(1, 4)
         if i % 5 == 0:
             y[:] = 0 if i % 10 else 2  # one class
-        n1 = int(np.count_nonzero(y))
-        zeros, ones = np.full(n - n1 + 1, np.nan), np.full(n1 + 1, np.nan)
-        assert split_by_outcome(p, y.astype(np.uint8), zeros, ones) == n1
-        np.testing.assert_array_equal(zeros[: n - n1], p[y == 0])
-        np.testing.assert_array_equal(ones[:n1], p[y != 0])
-        zeros, ones = np.sort(zeros[: n - n1]), np.sort(ones[:n1])
+        p_before, y_before = p.copy(), y.copy()
         out = [np.full(n, np.nan) for _ in range(3)]
-        k = group_two_runs(zeros, ones, *out)
+        keys = out[0].view(np.int64)
+        label_keys(p, y.astype(np.uint8), keys)
+        np.testing.assert_array_equal(p, p_before)
+        np.testing.assert_array_equal(y, y_before)
+        # the key orders as the pair (p, y != 0), and decodes to both
+        np.testing.assert_array_equal(keys & 1, y != 0)
+        np.testing.assert_array_equal((keys >> 1).view(np.float64), p + 0.0)
+        pairs = sorted(zip((p + 0.0).tolist(), (y != 0).tolist()))
+        np.testing.assert_array_equal(
+            np.sort(keys), [(int(np.float64(a).view(np.int64)) << 1) | b for a, b in pairs]
+        )
+        keys.sort()
+        k = group_label_keys(keys, *out)
         values, weights, positives = grouped_reference(
             (y != 0).astype(float), p, np.ones(n)
         ) if n else (np.empty(0),) * 3
@@ -158,15 +166,14 @@ def test_two_runs_kernels():
         assert not np.any(np.signbit(out[0][:k]))
         np.testing.assert_array_equal(out[1][:k], weights)
         np.testing.assert_array_equal(out[2][:k], positives)
-    with pytest.raises(ValueError, match="one entry more"):
-        split_by_outcome(np.array([0.1, 0.2]), np.array([1, 0], np.uint8),
-                         np.empty(1), np.empty(2))
+    for bad in (-0.5, 1.5, np.nan, np.inf, -np.inf, np.nextafter(1.0, 2.0)):
+        with pytest.raises(ValueError, match=r"\[0, 1\]"):
+            label_keys(np.array([0.1, bad]), np.array([1, 0], np.uint8),
+                       np.empty(2, np.int64))
     with pytest.raises(ValueError, match="one length"):
-        split_by_outcome(np.array([0.1, 0.2]), np.array([1], np.uint8),
-                         np.empty(3), np.empty(3))
+        label_keys(np.array([0.1, 0.2]), np.array([1], np.uint8), np.empty(2, np.int64))
     with pytest.raises(ValueError, match="entries"):
-        group_two_runs(np.array([0.1]), np.array([0.2]), np.empty(1), np.empty(2),
-                       np.empty(2))
+        group_label_keys(np.array([2, 4]), np.empty(1), np.empty(2), np.empty(2))
 
 
 def test_row_radix_argsort_equals_a_stable_argsort():

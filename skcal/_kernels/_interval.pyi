@@ -41,15 +41,13 @@ def decision_hull(
     total: float,
     q_order: NDArray[np.intp],
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], float, float]: ...
-def split_by_outcome(
+def label_keys(
     p: NDArray[np.float64],
     y: NDArray[np.uint8],
-    zeros: NDArray[np.float64],
-    ones: NDArray[np.float64],
-) -> int: ...
-def group_two_runs(
-    zeros: NDArray[np.float64],
-    ones: NDArray[np.float64],
+    keys: NDArray[np.int64],
+) -> None: ...
+def group_label_keys(
+    keys: NDArray[np.int64],
     values: NDArray[np.float64],
     weights: NDArray[np.float64],
     positives: NDArray[np.float64],

@@ -372,7 +372,7 @@ def decision_hull(
 # digit is the same on every row is skipped (the exponent bits of p in
 # [0, 1] mostly are).
 
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memset
 from libc.math cimport signbit
 
@@ -518,82 +518,72 @@ def argsort_rows(
         PyMem_Free(buf)
 
 
-def group_two_runs(
-    const double[::1] zeros,            # IN  predictions of the outcomes 0, ascending
-    const double[::1] ones,             # IN  predictions of the outcomes 1, ascending
+# --- grouping unit-weight rows by one np.sort of integer keys
+#
+# A prediction p in [0, 1] (+0.0 for -0.0) orders as the unsigned integer of
+# its bits, which is below 2**62; shifted left by one it leaves the lowest bit
+# free for the outcome, and the key stays a non-negative int64. So one
+# ``np.sort`` of the keys (numpy's SIMD sort of int64 where it has one) puts
+# the rows in order of prediction, outcomes 0 before 1 among equal ones, with
+# no payload to carry, and one pass groups them.
+
+cdef uint64_t _KEY_LIMIT = 0x3FF0000000000000     # the bits of 1.0
+
+
+def label_keys(
+    const double[::1] p,                # IN  (n,) predictions in [0, 1]
+    const unsigned char[::1] y,         # IN  (n,) outcomes, 0 or 1 (any non-zero is 1)
+    int64_t[::1] keys,                  # OUT (n,) 2 bits(p + 0.0) + (y != 0)
+):
+    """Write the sort keys of unit-weight rows (see above); ValueError if a p is not in [0, 1].
+
+    ``keys`` may be the memory of the grouping's ``values`` output
+    (``values.view(np.int64)``): ``group_label_keys`` groups in place.
+    """
+    cdef Py_ssize_t n = p.shape[0], i
+    cdef _Bits bits
+    cdef uint64_t bad = 0
+    _need(y.shape[0] == n and keys.shape[0] == n, "p, y and keys must have one length")
+    with nogil:
+        for i in range(n):
+            bits.d = p[i] + 0.0         # -0.0 and 0.0 group as +0.0
+            # a negative p has its sign bit set, NaN and p > 1 larger bits
+            bad |= bits.u > _KEY_LIMIT
+            keys[i] = <int64_t> ((bits.u << 1) | (y[i] != 0))
+    if bad:
+        raise ValueError("label_keys needs predictions in [0, 1]")
+
+
+def group_label_keys(
+    const int64_t[::1] keys,            # IN  (n,) sorted keys of label_keys
     double[::1] values,                 # OUT distinct predictions, ascending
     double[::1] weights,                # OUT rows per value
     double[::1] positives,              # OUT outcomes 1 per value
 ):
-    """Merge two sorted runs of unit-weight rows into the grouped statistic.
+    """Group sorted keys of ``label_keys`` into the statistic; return the count k.
 
-    The rows of each outcome sorted apart (two ``np.sort`` calls, numpy's
-    SIMD sort where it has one) and merged here in one linear pass: the
-    statistic of ``group_radix`` with unit weights (counts are exact in any
-    order), -0.0 grouped as +0.0. Returns the number of distinct values
-    written (``values`` etc. need ``len(zeros) + len(ones)`` entries).
+    The statistic of ``group_radix`` with unit weights (counts are exact in
+    any order). ``keys`` may share memory with ``values`` (the group of row
+    i is written at k <= i, after row i is read). No branch on the data
+    (with ties, whether a row starts a group is random): the counts are
+    integers reset by a mask.
     """
-    cdef Py_ssize_t n0 = zeros.shape[0], n1 = ones.shape[0], n = n0 + n1
-    cdef Py_ssize_t i = 0, j = 0, k = -1, _step, t, fresh
-    cdef double a, b, v, last = 0.0, count = 0.0, hits = 0.0
+    cdef Py_ssize_t n = keys.shape[0], i, k = -1
+    cdef int64_t u, v, last = -1, fresh, count = 0, hits = 0
+    cdef _Bits bits
     _need(values.shape[0] >= n and weights.shape[0] >= n and positives.shape[0] >= n,
-          "outputs need len(zeros) + len(ones) entries")
+          "values, weights and positives need len(keys) entries")
     with nogil:
-        # No branch on the data (which run is next is random, and a branch
-        # would mispredict about half the time): indices clamped to their
-        # run, the choice t as a 0/1 integer, the value picked by arithmetic
-        # (t a + (1 - t) b is exactly a or b for finite a, b, up to the sign
-        # of a zero, which the grouping drops anyway), and the counts of the
-        # current value reset by multiplying by 1 - fresh.
-        for _step in range(n):
-            a = zeros[i - (i >= n0)] if n0 > 0 else 0.0
-            b = ones[j - (j >= n1)] if n1 > 0 else 0.0
-            t = (j >= n1) | ((i < n0) & (a <= b))
-            v = t * a + (1 - t) * b
-            i += t
-            j += 1 - t
-            fresh = (k < 0) | (v != last)
+        for i in range(n):
+            u = keys[i]
+            v = u >> 1
+            fresh = v != last
             k += fresh
-            count = count * (1 - fresh) + 1.0
-            hits = hits * (1 - fresh) + (1 - t)
-            values[k] = v + 0.0     # -0.0 and 0.0 group as +0.0
-            weights[k] = count
-            positives[k] = hits
+            count = (count & (fresh - 1)) + 1
+            hits = (hits & (fresh - 1)) + (u & 1)
+            bits.u = <uint64_t> v
+            values[k] = bits.d
+            weights[k] = <double> count
+            positives[k] = <double> hits
             last = v
     return k + 1
-
-
-def split_by_outcome(
-    const double[::1] p,                # IN  (n,) predictions
-    const unsigned char[::1] y,         # IN  (n,) outcomes, 0 or 1 (any non-zero is 1)
-    double[::1] zeros,                  # OUT (n0 + 1,) the predictions of outcome 0, in order
-    double[::1] ones,                   # OUT (n1 + 1,) those of outcome 1
-):
-    """Copy each outcome's predictions apart in one pass (the last entry is work).
-
-    ``n0`` and ``n1`` are the numbers of outcomes 0 and 1; both outputs
-    have one entry more than they receive (no branch on the outcome: each
-    prediction is written to both, and only one position advances).
-    Returns ``n1``.
-    """
-    cdef Py_ssize_t n = p.shape[0], i, i0 = 0, i1 = 0, hit
-    cdef double v
-    _need(y.shape[0] == n, "p and y must have one length")
-    with nogil:
-        for i in range(n):
-            hit = y[i] != 0
-            i1 += hit
-        i0 = n - i1
-    _need(zeros.shape[0] >= i0 + 1 and ones.shape[0] >= i1 + 1,
-          "zeros and ones need one entry more than their predictions")
-    i0 = 0
-    i1 = 0
-    with nogil:
-        for i in range(n):
-            v = p[i]
-            hit = y[i] != 0
-            zeros[i0] = v
-            ones[i1] = v
-            i0 += 1 - hit
-            i1 += hit
-    return i1
