@@ -27,7 +27,15 @@ from ._input import (
     no_second_input,
     power_of_two_scale,
 )
-from ._kernels._interval import group_label_keys, group_radix, group_sorted, label_keys
+from ._kernels._interval import (
+    group_label_keys,
+    group_prefix_keys,
+    group_radix,
+    group_sorted,
+    index_bits,
+    label_keys,
+    prefix_keys,
+)
 
 __all__ = [
     "MAX_LEVEL",
@@ -146,9 +154,18 @@ def group(y, p, w):
     sorts with AVX-512 (``_numpy_simd_sort``) its sort is about 5 times
     faster than the radix sort, and unit-weight rows are grouped instead by
     one ``np.sort`` of integer keys, twice the prediction's bits plus the
-    outcome (``label_keys``; a prediction in [0, 1] has bits below 2**62),
+    outcome (``label_keys``; a finite prediction >= 0 has bits below 2**63),
     written into ``values`` and grouped there in place
     (``group_label_keys``): the same counts, and about 25 bytes per sample.
+    Weighted rows there are grouped by one ``np.sort`` of keys holding a
+    prefix of the prediction's bits above the row index (``prefix_keys``),
+    then read in that order through the index (prefetched gathers) and the
+    few rows of one prefix sorted by full prediction (``group_prefix_keys``):
+    the radix sort's statistic bit for bit (stable: equal predictions summed
+    in input order), at half its time at 10**7 and 25 bytes per sample. A
+    prefix crowded with distinct predictions out of order (more than 8
+    insertion moves per row in all) makes it decline, and the radix sort
+    groups instead.
     Peak extra memory of the radix sort is about 33 bytes per sample (three
     output arrays, which the sort uses as buffers, one work array and the
     labels as bytes), plus a contiguous copy of stride-0 or strided
@@ -168,14 +185,27 @@ def group(y, p, w):
             if _KEY_SORT_AUTO if _KEY_SORT is None else _KEY_SORT:
                 # one np.sort (numpy's SIMD sort) of keys that carry the
                 # outcome in their lowest bit, in the memory of ``values``
-                keys = values.view(np.int64)
-                label_keys(np.ascontiguousarray(p, dtype=np.float64), labels, keys)
-                keys.sort()
-                k = group_label_keys(keys, values, weights, positives)
-                return GroupedStatistic(values[:k], weights[:k], positives[:k])
+                keys = values.view(np.uint64)
+                if label_keys(np.ascontiguousarray(p, dtype=np.float64), labels, keys):
+                    keys.sort()
+                    k = group_label_keys(keys, values, weights, positives)
+                    return GroupedStatistic(values[:k], weights[:k], positives[:k])
             w = np.empty(0)
         else:
             w = np.ascontiguousarray(np.broadcast_to(w, p.shape), dtype=np.float64)
+            if (_KEY_SORT_AUTO if _KEY_SORT is None else _KEY_SORT) and n < 2**40:
+                # one np.sort of keys holding a prefix of p and the row index,
+                # then the rows gathered in that order (they carry no payload)
+                b = index_bits(n)
+                p = np.ascontiguousarray(p, dtype=np.float64)
+                keys = values.view(np.uint64)
+                if prefix_keys(p, keys, b):
+                    keys.sort()
+                    k = group_prefix_keys(keys, p, labels, w, values, weights, positives, b)
+                    if k >= 0:
+                        return GroupedStatistic(values[:k], weights[:k], positives[:k])
+                # many distinct predictions share a prefix (or a prediction is
+                # negative or not finite): the radix sort
         k = group_radix(
             np.ascontiguousarray(p, dtype=np.float64), labels, w, values, weights,
             positives, np.empty(n),

@@ -21,9 +21,12 @@ from skcal._grouped import GroupedStatistic, binary_statistic, group
 from skcal._kernels._interval import (
     argsort_rows,
     group_label_keys,
+    group_prefix_keys,
     group_radix,
     group_sorted,
+    index_bits,
     label_keys,
+    prefix_keys,
 )
 
 from cases import random_cases
@@ -146,16 +149,16 @@ def test_label_key_kernels():
             y[:] = 0 if i % 10 else 2  # one class
         p_before, y_before = p.copy(), y.copy()
         out = [np.full(n, np.nan) for _ in range(3)]
-        keys = out[0].view(np.int64)
-        label_keys(p, y.astype(np.uint8), keys)
+        keys = out[0].view(np.uint64)
+        assert label_keys(p, y.astype(np.uint8), keys)
         np.testing.assert_array_equal(p, p_before)
         np.testing.assert_array_equal(y, y_before)
         # the key orders as the pair (p, y != 0), and decodes to both
         np.testing.assert_array_equal(keys & 1, y != 0)
-        np.testing.assert_array_equal((keys >> 1).view(np.float64), p + 0.0)
+        np.testing.assert_array_equal((keys >> np.uint64(1)).view(np.float64), p + 0.0)
         pairs = sorted(zip((p + 0.0).tolist(), (y != 0).tolist()))
         np.testing.assert_array_equal(
-            np.sort(keys), [(int(np.float64(a).view(np.int64)) << 1) | b for a, b in pairs]
+            np.sort(keys), [(int(np.float64(a).view(np.uint64)) << 1) | b for a, b in pairs]
         )
         keys.sort()
         k = group_label_keys(keys, *out)
@@ -166,14 +169,19 @@ def test_label_key_kernels():
         assert not np.any(np.signbit(out[0][:k]))
         np.testing.assert_array_equal(out[1][:k], weights)
         np.testing.assert_array_equal(out[2][:k], positives)
-    for bad in (-0.5, 1.5, np.nan, np.inf, -np.inf, np.nextafter(1.0, 2.0)):
-        with pytest.raises(ValueError, match=r"\[0, 1\]"):
-            label_keys(np.array([0.1, bad]), np.array([1, 0], np.uint8),
-                       np.empty(2, np.int64))
+    # any finite p >= 0 has a key (p > 1 too: the radix sort's order); a
+    # negative, infinite or NaN one makes label_keys decline
+    big = np.array([0.5, 1.5, 1e308, 2.0, 1.0])
+    keys = np.empty(5, np.uint64)
+    assert label_keys(big, np.zeros(5, np.uint8), keys)
+    np.testing.assert_array_equal(np.argsort(keys), np.argsort(big))
+    for bad in (-0.5, np.nan, np.inf, -np.inf, -5e-324):
+        assert not label_keys(np.array([0.1, bad]), np.array([1, 0], np.uint8),
+                              np.empty(2, np.uint64))
     with pytest.raises(ValueError, match="one length"):
-        label_keys(np.array([0.1, 0.2]), np.array([1], np.uint8), np.empty(2, np.int64))
+        label_keys(np.array([0.1, 0.2]), np.array([1], np.uint8), np.empty(2, np.uint64))
     with pytest.raises(ValueError, match="entries"):
-        group_label_keys(np.array([2, 4]), np.empty(1), np.empty(2), np.empty(2))
+        group_label_keys(np.array([2, 4], np.uint64), np.empty(1), np.empty(2), np.empty(2))
 
 
 def test_row_radix_argsort_equals_a_stable_argsort():
@@ -270,3 +278,100 @@ def test_details_come_one_way(measure, flag):
         measure(y, p, **{flag: True})
     value, details = measure(y, p, return_details=True)
     assert value == measure(y, p) and isinstance(details, Bunch)
+
+
+def _stable_grouping(y, p, w):
+    """The statistic of a stable argsort and the plain grouping loop."""
+    order = np.argsort(p, kind="stable")
+    out = np.empty((3, p.shape[0]))
+    k = group_sorted(p, (y != 0).astype(float), w, order, out[0], out[1], out[2])
+    return out[:, :k]
+
+
+def _prefix_grouping(y, p, w):
+    """``group_prefix_keys`` as ``group`` calls it; None when it declines."""
+    n = p.shape[0]
+    b = index_bits(n)
+    out = [np.full(n, np.nan) for _ in range(3)]
+    keys = out[0].view(np.uint64)
+    assert prefix_keys(p, keys, b)
+    keys.sort()
+    k = group_prefix_keys(keys, p, (y != 0).astype(np.uint8), w, *out, b)
+    return None if k < 0 else np.array([a[:k] for a in out])
+
+
+def test_prefix_key_kernels(monkeypatch):
+    # weighted rows: keys of a prefix of p's bits above the row index, one
+    # sort, then rows gathered in order; rows of one prefix sorted by full p
+    # (stably: equal predictions summed in input order): the stable
+    # grouping bit for bit, or -1 when a prefix is too crowded to sort
+    assert [index_bits(n) for n in (1, 2, 3, 4, 5, 1024, 1025)] == [1, 1, 2, 2, 3, 10, 11]
+    rng = np.random.default_rng(21)
+    ulp = 2.0**-53  # the spacing of predictions in [0.5, 1)
+    for i in range(400):
+        n = int(rng.integers(1, 200)) if i > 1 else i + 1
+        kind = i % 5
+        if kind == 0:
+            p = rng.random(n)
+        elif kind == 1:
+            # distinct predictions sharing a prefix, in any input order
+            p = 0.5 + rng.integers(0, 2 ** (index_bits(n) - 1), n) * ulp
+        elif kind == 2:
+            p = rng.choice([0.0, -0.0, 1.0, 0.5, 5e-324, 0.5 + ulp, 0.5 + 2 * ulp], n)
+        elif kind == 3:
+            p = np.sort(0.5 + rng.integers(0, 8, n) * ulp)  # a prefix in order
+        else:
+            p = np.round(rng.random(n), 1)  # ties
+        y = rng.integers(0, 2, n) * rng.integers(1, 3)
+        w = rng.random(n) * 10.0 ** rng.uniform(-5, 5, n)
+        w[rng.random(n) < 0.1] = 0.0
+        got = _prefix_grouping(y, p, w)
+        want = _stable_grouping(y, p, w)
+        if got is None:
+            # declined only by its rule: the insertions' moves (pairs of rows
+            # of one prefix out of order) above 8 per row, plus 64
+            prefix = (p + 0.0).view(np.uint64) >> np.uint64(index_bits(n) - 1)
+            moves = sum(
+                int(np.sum(p[i:][prefix[i:] == prefix[i]] < p[i])) for i in range(n)
+            )
+            assert moves > 8 * n + 64
+        else:
+            np.testing.assert_array_equal(got, want)
+            assert not np.any(np.signbit(got[0]))
+    # too crowded: one prefix of more than 4096 rows that are not in order,
+    # or too many moves in all; group() then takes the radix sort
+    n = 5000
+    for p in (
+        0.5 + rng.integers(0, 2**12, n) * ulp,
+        0.5 + np.concatenate((np.arange(4000)[::-1], np.arange(1000))) * ulp,
+    ):
+        y, w = rng.integers(0, 2, n), rng.random(n)
+        assert _prefix_grouping(y, p, w) is None
+        monkeypatch.setattr(skcal._grouped, "_KEY_SORT", True)
+        g = group(y, p, w)
+        np.testing.assert_array_equal([g.values, g.weights, g.positives],
+                                      _stable_grouping(y, p, w))
+    assert prefix_keys(np.array([0.1, 1.5]), np.empty(2, np.uint64), 1)
+    for bad in (-0.5, np.nan, np.inf):
+        assert not prefix_keys(np.array([0.1, bad]), np.empty(2, np.uint64), 1)
+    with pytest.raises(ValueError, match="index"):
+        prefix_keys(np.array([0.1, 0.2, 0.3]), np.empty(3, np.uint64), 1)
+    with pytest.raises(ValueError, match="one length"):
+        group_prefix_keys(np.array([0, 1], np.uint64), np.array([0.1]), np.zeros(2, np.uint8),
+                          np.ones(2), np.empty(2), np.empty(2), np.empty(2), 1)
+
+
+def test_key_sorts_match_the_radix_sort_outside_zero_one(monkeypatch):
+    # measures of utilities group values above 1 too; both key sorts take
+    # them, and a negative value sends the rows to the radix sort: the same
+    # statistic either way, weighted or not
+    rng = np.random.default_rng(5)
+    for p in (rng.random(60) * 3.0, np.append(rng.random(59), -0.25)):
+        y, w = rng.integers(0, 2, 60), rng.random(60)
+        for weights in (w, np.broadcast_to(1.0, (60,))):
+            got = []
+            for keys in (False, True):
+                monkeypatch.setattr(skcal._grouped, "_KEY_SORT", keys)
+                g = group(y, p, weights)
+                got.append([g.values, g.weights, g.positives])
+            np.testing.assert_array_equal(got[0], got[1])

@@ -44,10 +44,10 @@ def decision_hull(
 def label_keys(
     p: NDArray[np.float64],
     y: NDArray[np.uint8],
-    keys: NDArray[np.int64],
-) -> None: ...
+    keys: NDArray[np.uint64],
+) -> bool: ...
 def group_label_keys(
-    keys: NDArray[np.int64],
+    keys: NDArray[np.uint64],
     values: NDArray[np.float64],
     weights: NDArray[np.float64],
     positives: NDArray[np.float64],
@@ -62,3 +62,15 @@ def group_radix(
     work: NDArray[np.float64],
 ) -> int: ...
 def argsort_rows(V: NDArray[np.float64], order: NDArray[np.intp]) -> None: ...
+def index_bits(n: int) -> int: ...
+def prefix_keys(p: NDArray[np.float64], keys: NDArray[np.uint64], b: int) -> bool: ...
+def group_prefix_keys(
+    keys: NDArray[np.uint64],
+    p: NDArray[np.float64],
+    y: NDArray[np.uint8],
+    w: NDArray[np.float64],
+    values: NDArray[np.float64],
+    weights: NDArray[np.float64],
+    positives: NDArray[np.float64],
+    b: int,
+) -> int: ...

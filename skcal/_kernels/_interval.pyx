@@ -8,7 +8,7 @@
 
 import numpy as np
 
-from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_RawFree, PyMem_RawMalloc, PyMem_Realloc
 
 cdef inline void _need(bint ok, str what) except *:
     if not ok:
@@ -520,25 +520,26 @@ def argsort_rows(
 
 # --- grouping unit-weight rows by one np.sort of integer keys
 #
-# A prediction p in [0, 1] (+0.0 for -0.0) orders as the unsigned integer of
-# its bits, which is below 2**62; shifted left by one it leaves the lowest bit
-# free for the outcome, and the key stays a non-negative int64. So one
-# ``np.sort`` of the keys (numpy's SIMD sort of int64 where it has one) puts
-# the rows in order of prediction, outcomes 0 before 1 among equal ones, with
-# no payload to carry, and one pass groups them.
+# A finite prediction p >= 0 (+0.0 for -0.0) orders as the unsigned integer
+# of its bits, which is below 2**63; shifted left by one it leaves the lowest
+# bit free for the outcome. So one ``np.sort`` of these uint64 keys (numpy's
+# SIMD sort where it has one) puts the rows in order of prediction, outcomes
+# 0 before 1 among equal ones, with no payload to carry, and one pass groups
+# them.
 
-cdef uint64_t _KEY_LIMIT = 0x3FF0000000000000     # the bits of 1.0
+cdef uint64_t _KEY_LIMIT = 0x7FEFFFFFFFFFFFFF     # the bits of the largest double
 
 
 def label_keys(
-    const double[::1] p,                # IN  (n,) predictions in [0, 1]
+    const double[::1] p,                # IN  (n,) predictions, finite and >= 0
     const unsigned char[::1] y,         # IN  (n,) outcomes, 0 or 1 (any non-zero is 1)
-    int64_t[::1] keys,                  # OUT (n,) 2 bits(p + 0.0) + (y != 0)
+    uint64_t[::1] keys,                 # OUT (n,) 2 bits(p + 0.0) + (y != 0)
 ):
-    """Write the sort keys of unit-weight rows (see above); ValueError if a p is not in [0, 1].
+    """Write the sort keys of unit-weight rows (see above).
 
-    ``keys`` may be the memory of the grouping's ``values`` output
-    (``values.view(np.int64)``): ``group_label_keys`` groups in place.
+    Returns False, the keys unusable, if a prediction is negative, infinite
+    or NaN. ``keys`` may be the memory of the grouping's ``values`` output
+    (``values.view(np.uint64)``): ``group_label_keys`` groups in place.
     """
     cdef Py_ssize_t n = p.shape[0], i
     cdef _Bits bits
@@ -547,15 +548,14 @@ def label_keys(
     with nogil:
         for i in range(n):
             bits.d = p[i] + 0.0         # -0.0 and 0.0 group as +0.0
-            # a negative p has its sign bit set, NaN and p > 1 larger bits
+            # a negative p has its sign bit set, infinities and NaN larger bits
             bad |= bits.u > _KEY_LIMIT
-            keys[i] = <int64_t> ((bits.u << 1) | (y[i] != 0))
-    if bad:
-        raise ValueError("label_keys needs predictions in [0, 1]")
+            keys[i] = (bits.u << 1) | (y[i] != 0)
+    return not bad
 
 
 def group_label_keys(
-    const int64_t[::1] keys,            # IN  (n,) sorted keys of label_keys
+    const uint64_t[::1] keys,           # IN  (n,) sorted keys of label_keys
     double[::1] values,                 # OUT distinct predictions, ascending
     double[::1] weights,                # OUT rows per value
     double[::1] positives,              # OUT outcomes 1 per value
@@ -569,7 +569,8 @@ def group_label_keys(
     integers reset by a mask.
     """
     cdef Py_ssize_t n = keys.shape[0], i, k = -1
-    cdef int64_t u, v, last = -1, fresh, count = 0, hits = 0
+    cdef uint64_t u, v, last = 0
+    cdef int64_t fresh, count = 0, hits = 0
     cdef _Bits bits
     _need(values.shape[0] >= n and weights.shape[0] >= n and positives.shape[0] >= n,
           "values, weights and positives need len(keys) entries")
@@ -577,13 +578,198 @@ def group_label_keys(
         for i in range(n):
             u = keys[i]
             v = u >> 1
-            fresh = v != last
+            fresh = (v != last) | (k < 0)
             k += fresh
             count = (count & (fresh - 1)) + 1
-            hits = (hits & (fresh - 1)) + (u & 1)
-            bits.u = <uint64_t> v
+            hits = (hits & (fresh - 1)) + <int64_t> (u & 1)
+            bits.u = v
             values[k] = bits.d
             weights[k] = <double> count
             positives[k] = <double> hits
             last = v
+    return k + 1
+
+
+# --- grouping weighted rows by one np.sort of integer keys and a gather
+#
+# Weights cannot ride in a key, but a row index can: the key is the top bits
+# of the prediction's bits (a prefix; a finite p >= 0 has bits below 2**63)
+# above the row's index, so one ``np.sort`` of the keys orders the rows by prefix and,
+# among equal prefixes, by index. One pass then reads each row's prediction,
+# outcome and weight through its index (gathers, prefetched ahead), sorts the
+# few rows of one prefix by their full prediction (an insertion sort, stable,
+# so rows of equal predictions keep their input order) and groups them: the
+# statistic of ``group_radix`` bit for bit, sums in input order.
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define skcal_prefetch(p) __builtin_prefetch(p)
+    #else
+    #define skcal_prefetch(p) ((void)0)
+    #endif
+    """
+    void skcal_prefetch(const void* p) noexcept nogil
+
+cdef Py_ssize_t _PREFETCH = 64          # rows ahead (32 and 128 timed alike)
+
+
+def index_bits(Py_ssize_t n):
+    """Bits of the row index in the keys of ``prefix_keys`` for n rows (at least 1)."""
+    cdef Py_ssize_t b = 1
+    while (<Py_ssize_t> 1 << b) < n:
+        b += 1
+    return b
+
+
+def prefix_keys(
+    const double[::1] p,                # IN  (n,) predictions, finite and >= 0
+    uint64_t[::1] keys,                 # OUT (n,) prefix of bits(p + 0.0), then the index
+    int b,                              # IN  index bits, index_bits(n) (at most 40)
+):
+    """Write the keys of weighted rows (see above).
+
+    Returns False, the keys unusable, if a prediction is negative, infinite
+    or NaN.
+    """
+    cdef Py_ssize_t n = p.shape[0], i
+    cdef _Bits bits
+    cdef uint64_t bad = 0
+    cdef int drop = b - 1               # 63 bits of p, 64 - b of them kept
+    _need(keys.shape[0] == n, "p and keys must have one length")
+    _need(1 <= b <= 40 and (n == 0 or <uint64_t> (n - 1) >> b == 0),
+          "b must hold every row index, and at most 40 bits")
+    with nogil:
+        for i in range(n):
+            bits.d = p[i] + 0.0         # -0.0 and 0.0 group as +0.0
+            bad |= bits.u > _KEY_LIMIT
+            keys[i] = ((bits.u >> drop) << b) | <uint64_t> i
+    return not bad
+
+
+cdef inline void _prefetch_row(
+    const uint64_t* keys, Py_ssize_t at, Py_ssize_t n, uint64_t mask,
+    const double* p, const unsigned char* y, const double* w,
+) noexcept nogil:
+    """Ask for the prediction, outcome and weight of the row of ``keys[at]``."""
+    cdef Py_ssize_t r
+    if at < n:
+        r = <Py_ssize_t> (keys[at] & mask)
+        skcal_prefetch(&p[r])
+        skcal_prefetch(&w[r])
+        skcal_prefetch(&y[r])
+
+
+cdef Py_ssize_t _BLOCK_SORT_MAX = 4096  # rows of one prefix sorted in a buffer
+
+
+def group_prefix_keys(
+    const uint64_t[::1] keys,           # IN  (n,) sorted keys of prefix_keys
+    const double[::1] p,                # IN  (n,) the predictions
+    const unsigned char[::1] y,         # IN  (n,) outcomes, 0 or 1 (any non-zero is 1)
+    const double[::1] w,                # IN  (n,) non-negative weights
+    double[::1] values,                 # OUT distinct predictions, ascending
+    double[::1] weights,                # OUT total weight per value
+    double[::1] positives,              # OUT total weight of positives per value
+    int b,                              # IN  index bits of the keys
+):
+    """Group the rows in the order of sorted ``keys``; return k, or -1 (see below).
+
+    ``keys`` may share memory with ``values`` (a group is written at an
+    index below the next key read). The rows of one prefix come in index
+    order; if their predictions do not decrease (one row, or equal
+    predictions: ties) they are grouped as they come, else sorted by
+    prediction by insertion in a buffer (stable), which moves a row once per
+    row it passes. If such a prefix has more than 4096 rows, or the moves
+    exceed 8 per row in all (many distinct predictions sharing a prefix),
+    the kernel stops and returns -1, and the caller groups otherwise.
+    """
+    cdef Py_ssize_t n = keys.shape[0], j = 0, e, m, t, s, k = -1, r
+    cdef Py_ssize_t budget
+    cdef uint64_t mask = (<uint64_t> 1 << b) - 1, prefix
+    cdef double v, x, hit, last = -1.0, prev
+    cdef bint ordered
+    cdef double* buf = NULL             # (v, x, hit) of one prefix's rows
+    _need(p.shape[0] == n and y.shape[0] == n and w.shape[0] == n,
+          "keys, p, y and w must have one length")
+    _need(values.shape[0] >= n and weights.shape[0] >= n and positives.shape[0] >= n,
+          "values, weights and positives need len(keys) entries")
+    _need(1 <= b <= 40, "b must be 1 to 40")
+    budget = 8 * n + 64
+    try:
+        with nogil:
+            while j < n:
+                prefix = keys[j] >> b
+                e = j + 1
+                while e < n and keys[e] >> b == prefix:
+                    e += 1
+                m = e - j
+                ordered = True
+                if m > 1:
+                    prev = -1.0
+                    for t in range(j, e):
+                        v = p[<Py_ssize_t> (keys[t] & mask)] + 0.0
+                        if v < prev:
+                            ordered = False
+                            break
+                        prev = v
+                if ordered:
+                    # the rows as they come; later rows prefetched
+                    for t in range(j, e):
+                        _prefetch_row(&keys[0], t + _PREFETCH, n, mask, &p[0], &y[0], &w[0])
+                        r = <Py_ssize_t> (keys[t] & mask)
+                        v = p[r] + 0.0
+                        x = w[r]
+                        if k < 0 or v != last:
+                            k += 1
+                            values[k] = v
+                            weights[k] = 0.0
+                            positives[k] = 0.0
+                            last = v
+                        # x * hit is x or +0.0 (finite x): no branch on the
+                        # outcome, and adding +0.0 changes no sum
+                        weights[k] += x
+                        positives[k] += x * <double> (y[r] != 0)
+                    j = e
+                    continue
+                if buf == NULL:
+                    # the first prefix to sort (no GIL needed, and traced)
+                    buf = <double*> PyMem_RawMalloc(3 * _BLOCK_SORT_MAX * sizeof(double))
+                if m > _BLOCK_SORT_MAX or buf == NULL:
+                    k = -3 if buf == NULL else -2
+                    break
+                for t in range(m):
+                    r = <Py_ssize_t> (keys[j + t] & mask)
+                    v = p[r] + 0.0
+                    x = w[r]
+                    hit = <double> (y[r] != 0)
+                    # insertion by prediction, after every row of an equal one
+                    s = t
+                    while s > 0 and buf[3 * s - 3] > v:
+                        buf[3 * s] = buf[3 * s - 3]
+                        buf[3 * s + 1] = buf[3 * s - 2]
+                        buf[3 * s + 2] = buf[3 * s - 1]
+                        s -= 1
+                    budget -= t - s
+                    buf[3 * s] = v
+                    buf[3 * s + 1] = x
+                    buf[3 * s + 2] = hit
+                if budget < 0:
+                    k = -2
+                    break
+                for t in range(m):
+                    v = buf[3 * t]
+                    if k < 0 or v != last:
+                        k += 1
+                        values[k] = v
+                        weights[k] = 0.0
+                        positives[k] = 0.0
+                        last = v
+                    weights[k] += buf[3 * t + 1]
+                    positives[k] += buf[3 * t + 1] * buf[3 * t + 2]
+                j = e
+    finally:
+        PyMem_RawFree(buf)
+    if k == -3:
+        raise MemoryError()
     return k + 1
