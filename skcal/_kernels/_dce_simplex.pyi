@@ -9,6 +9,8 @@ def simplex(
     divisor: float,
     max_iter: int,
     tol: float,
+    penalty: float,
     potentials: NDArray[np.float64],
     out: NDArray[np.float64],
+    totals: bool = ...,
 ) -> int: ...

@@ -72,6 +72,15 @@ cdef struct Net:
     double* w
 
 
+cdef inline double _mass0(
+    const double[::1] mass0, const double[::1] mass1, Py_ssize_t i, bint totals,
+) noexcept nogil:
+    """Label 0's weight at value i: ``mass0[i]``, or with ``totals`` the total less label 1's."""
+    if totals:
+        return mass0[i] - mass1[i]
+    return mass0[i]
+
+
 cdef inline double _bp(Net* g, Py_ssize_t e, Py_ssize_t q) noexcept nogil:
     if q == 0:
         return 0.0
@@ -446,8 +455,13 @@ def simplex(
     double penalty,                 # IN  cost per unit of a sink below 0
     double[::1] potentials,         # OUT psi (2M): minus the node duals
     double[::1] out,                # OUT see below (6 entries)
+    bint totals=False,              # IN  mass0 holds each value's total weight
 ):
     """Solve the flow program; returns 0 (optimal), 1 (cap hit) or 2 (failed).
+
+    With ``totals``, label 0's weight at value i is ``mass0[i] - mass1[i]``
+    (the grouped statistic's weights and positives, with no array of their
+    differences: 8 bytes per value less).
 
     ``out``: the primal cost of the split samples and grid edges, the
     constant ``sum d (u_{k+1} - v)`` (their sum is the optimal cost in the
@@ -474,7 +488,7 @@ def simplex(
     cdef Py_ssize_t n_held = 0
     with nogil:
         for i in range(K):              # slots for the split samples
-            n_split += (mass0[i] / divisor > 0) + (mass1[i] / divisor > 0)
+            n_split += (_mass0(mass0, mass1, i, totals) / divisor > 0) + (mass1[i] / divisor > 0)
         g.M = M
         g.E = E
         g.NV = NV
@@ -521,7 +535,8 @@ def simplex(
                 status = 3
         if status == 0:
             status = _run(&g, values, mass0, mass1, u, divisor, max_iter, tol,
-                          penalty, potentials, out, key, hcol, rates, hpiece, moving)
+                          penalty, potentials, out, key, hcol, rates, hpiece, moving,
+                          totals)
         for i in range(n_held):
             PyMem_RawFree(held[i])
     if status == 3:
@@ -534,7 +549,7 @@ cdef Py_ssize_t _run(
     const double[::1] mass1, const double[::1] u, double divisor,
     Py_ssize_t max_iter, double tol, double penalty, double[::1] potentials,
     double[::1] out, double* key, Py_ssize_t* hcol, double* rates,
-    Py_ssize_t* hpiece, Py_ssize_t* moving,
+    Py_ssize_t* hpiece, Py_ssize_t* moving, bint totals,
 ) noexcept nogil:
     cdef Py_ssize_t K = values.shape[0], M = g.M, E = g.E, NV = g.NV, N = 2 * M
     cdef Py_ssize_t i, j, k, y, c, n, s, s0, s1, lo, hi, mid, m, q = 0
@@ -553,7 +568,7 @@ cdef Py_ssize_t _run(
     s0 = 0
     s1 = 1                              # (a spare slot: label 0 writes one past)
     for i in range(K):
-        s1 += mass0[i] / divisor > 0
+        s1 += _mass0(mass0, mass1, i, totals) / divisor > 0
     k = 0
     g.start[0] = s0
     g.start[M - 1] = s1
@@ -570,7 +585,7 @@ cdef Py_ssize_t _run(
                 g.start[k] = s0
                 g.start[M - 1 + k] = s1
             acc0 = acc1 = 0.0
-        d0 = mass0[i] / divisor
+        d0 = _mass0(mass0, mass1, i, totals) / divisor
         d1 = mass1[i] / divisor
         d0 = 0.5 * (d0 + fabs(d0))      # max(d, 0), exact, without a branch
         d1 = 0.5 * (d1 + fabs(d1))
@@ -832,7 +847,7 @@ cdef Py_ssize_t _run(
         v = values[i]
         while k + 1 < M and u[k + 1] <= v:
             k += 1
-        d0 = mass0[i] / divisor
+        d0 = _mass0(mass0, mass1, i, totals) / divisor
         d1 = mass1[i] / divisor
         d0 = 0.5 * (d0 + fabs(d0))
         d1 = 0.5 * (d1 + fabs(d1))

@@ -255,8 +255,9 @@ def lower_distance_to_calibration(
     )
     # a fresh solve (never a _Session's): the value does not depend on the
     # calls before it, bit for bit
-    wsum, wysum = statistic.weights, statistic.positives
-    value = _solve_on_sparse_grid(statistic.values, wsum - wysum, wysum, points)[0]
+    value = _solve_from_totals(
+        statistic.values, statistic.weights, statistic.positives, points
+    )[0]
     if not return_details:
         return value
     h = float(np.max(np.diff(points)))
@@ -283,7 +284,24 @@ def ldtc_core(statistic, points):
     session = _session_for(values, points)
     if session is not None:
         return session.solve(wsum - wysum, wysum)
-    return _solve_on_sparse_grid(values, wsum - wysum, wysum, points)[0]
+    return _solve_from_totals(values, wsum, wysum, points)[0]
+
+
+def _solve_from_totals(values, totals, positives, u):
+    """``_solve_on_sparse_grid(values, totals - positives, positives, u)``.
+
+    Where that is one solve on the whole grid, the simplex reads label 0's
+    masses as ``totals - positives`` itself (``totals=True``): no array of
+    them, 8 bytes per value less; the other ways get the array.
+    """
+    if 4 * values.shape[0] >= u.shape[0] and _USE_SIMPLEX and not _USE_LINPROG:
+        simplex_counts["solves"] += 1
+        result = _solve_by_simplex(values, totals, positives, u, totals=True)
+        if result is not None:
+            return result
+        simplex_counts["fallbacks"] += 1
+        return _solve_on_grid_highs(values, totals - positives, positives, u)
+    return _solve_on_sparse_grid(values, totals - positives, positives, u)
 
 
 # The last predictions and grid seen by ldtc_core in this thread, and the
@@ -596,7 +614,7 @@ def _solve_on_grid(values, mass0, mass1, u):
     return _solve_on_grid_highs(values, mass0, mass1, u)
 
 
-def _solve_by_simplex(values, mass0, mass1, u):
+def _solve_by_simplex(values, mass0, mass1, u, totals=False):
     """``_solve_on_grid`` by the primal simplex of ``skcal._kernels._dce_simplex``.
 
     The program is the flow program of :func:`_solve_on_grid_highs` with
@@ -611,6 +629,8 @@ def _solve_by_simplex(values, mass0, mass1, u):
     per unit of mass), which by weak duality makes both the optimum. Else
     (or at the iteration cap) None: the caller solves it with HiGHS. Memory:
     two doubles per split (value, label) in the kernel, besides ``O(M)``.
+    With ``totals=True``, ``mass0`` holds each value's total weight and
+    label 0's mass is ``mass0 - mass1``, formed in the kernel.
     """
     M, K = u.shape[0], values.shape[0]
     values, u = (np.ascontiguousarray(a, dtype=np.float64) for a in (values, u))
@@ -620,12 +640,12 @@ def _solve_by_simplex(values, mass0, mass1, u):
     # total / K in the kernel (correctly rounded) rather than multiplied by
     # K / total: one row of any weight is then mass 1, exactly as with unit
     # weight (no array per value here: the kernel divides as it reads).
-    divisor = (mass0.sum() + mass1.sum()) / K
+    divisor = (mass0.sum() if totals else mass0.sum() + mass1.sum()) / K
     potentials = np.empty(2 * M)
     out = np.empty(6)
     status = _dce_simplex.simplex(
         values, mass0, mass1, u, divisor, _SIMPLEX_ITERATIONS_PER_POINT * M,
-        _SIMPLEX_TOL, _SIMPLEX_PENALTY, potentials, out,
+        _SIMPLEX_TOL, _SIMPLEX_PENALTY, potentials, out, totals,
     )
     primal, constant, dual, violation = out[:4].tolist()
     fun = primal + constant

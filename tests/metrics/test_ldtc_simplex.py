@@ -203,3 +203,34 @@ def test_simplex_with_weights_over_many_orders_of_magnitude():
         w = np.exp(rng.uniform(-20, 20, n))
         M = int(rng.choice([2, 3, 11, 101]))
         _check(y, p, w, np.linspace(0, 1, M))
+
+
+def test_totals_read_in_the_kernel_match_the_array_of_negatives():
+    # ldtc_core and the public function pass the statistic's weights as
+    # totals (label 0's masses formed in the kernel, no array of them): the
+    # same program as with the array, so, given one divisor, the same
+    # solution bit for bit; and the public value is the HiGHS path's
+    rng = np.random.default_rng(33)
+    for _ in range(150):
+        y, p, w = _data(rng)
+        u = _grid(rng)
+        g = group(y, p, w)
+        K, M = g.values.shape[0], u.shape[0]
+        mass0 = g.weights - g.positives
+        divisor = float((mass0.sum() + g.positives.sum()) / K)
+        runs = []
+        for first, totals in ((mass0, False), (g.weights, True)):
+            potentials, out = np.empty(2 * M), np.empty(6)
+            status = _dce_simplex.simplex(
+                g.values, first, g.positives, u, divisor,
+                ldtc_module._SIMPLEX_ITERATIONS_PER_POINT * M, ldtc_module._SIMPLEX_TOL,
+                ldtc_module._SIMPLEX_PENALTY,
+                potentials, out, totals,
+            )
+            runs.append((status, potentials, out))
+        assert runs[0][0] == runs[1][0]
+        np.testing.assert_array_equal(runs[0][1], runs[1][1])
+        np.testing.assert_array_equal(runs[0][2], runs[1][2])
+        value = ldtc_module._solve_from_totals(g.values, g.weights, g.positives, u)[0]
+        highs = ldtc_module._solve_on_grid_highs(g.values, mass0, g.positives, u)[0]
+        assert value == pytest.approx(highs, abs=TOL)
