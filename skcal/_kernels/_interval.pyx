@@ -590,6 +590,69 @@ def group_label_keys(
     return k + 1
 
 
+def cutoff_label_keys(
+    const uint64_t[::1] keys,           # IN  (n,) sorted keys of label_keys, n > 0
+    double total,                       # IN  the number of rows, n
+):
+    """The cutoff error of sorted unit-weight keys, with no statistic stored.
+
+    ``max_abs_interval_grouped`` of the statistic ``group_label_keys`` would
+    write, in the same pass that groups the keys and with the same
+    arithmetic (counts as doubles, the residual ``(hits - v count) /
+    total``), so the same number bit for bit; the predictions at the ends
+    of the worst interval are kept as the scan passes them. Returns
+    ``(value, lower, upper, sign)`` as ``cutoff_core`` gives them.
+    """
+    cdef Py_ssize_t n = keys.shape[0], i = 0, j, k = -1, imax = 0, imin = 0
+    cdef uint64_t vbits
+    cdef int64_t count, hits
+    cdef double v, s = 0.0, smax = 0.0, smin = 0.0, first = 0.0
+    cdef double prev_max = 0.0, next_max = 0.0, prev_min = 0.0, next_min = 0.0
+    cdef bint pend_max = False, pend_min = False
+    cdef _Bits bits
+    _need(n > 0, "keys must not be empty")
+    with nogil:
+        while i < n:
+            vbits = keys[i] >> 1
+            count = 0
+            hits = 0
+            j = i
+            while j < n and keys[j] >> 1 == vbits:
+                hits += <int64_t> (keys[j] & 1)
+                count += 1
+                j += 1
+            k += 1
+            bits.u = vbits
+            v = bits.d
+            if k == 0:
+                first = v
+            # the prediction of the group after a new extreme (an interval's end)
+            if pend_max:
+                next_max = v
+                pend_max = False
+            if pend_min:
+                next_min = v
+                pend_min = False
+            s += (<double> hits - v * <double> count) / total
+            if s > smax:
+                smax = s
+                imax = k + 1
+                prev_max = v
+                pend_max = True
+            elif s < smin:
+                smin = s
+                imin = k + 1
+                prev_min = v
+                pend_min = True
+            i = j
+    # as _interval_result, with values[i] read off what the scan kept
+    if smax - smin <= 0.0:
+        return 0.0, first, first, 0
+    if imin < imax:
+        return smax - smin, (next_min if imin > 0 else first), prev_max, 1
+    return smax - smin, (next_max if imax > 0 else first), prev_min, -1
+
+
 # --- grouping weighted rows by one np.sort of integer keys and a gather
 #
 # Weights cannot ride in a key, but a row index can: the key is the top bits

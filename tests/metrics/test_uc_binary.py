@@ -12,7 +12,9 @@ code, where the family was measured by the general path).
 """
 
 import numpy as np
+import pytest
 
+import skcal._grouped
 from skcal import (
     ClassWise,
     TopClass,
@@ -21,6 +23,8 @@ from skcal import (
     cutoff_calibration_error,
     utility_calibration_error,
 )
+from skcal._grouped import group
+from skcal._kernels._interval import cutoff_label_keys, label_keys, max_abs_interval_grouped
 from skcal._kernels._members import cutoff_two_sorted, cutoff_unit
 from skcal.metrics._multiclass import _general_intervals
 from skcal.utilities._engine import Predictions
@@ -55,7 +59,12 @@ def _spec(u):
     return ("top-k", u.k)
 
 
-def test_members_match_reference_general_path_and_cutoff():
+@pytest.mark.parametrize("keys", [False, True])
+def test_members_match_reference_general_path_and_cutoff(keys, monkeypatch):
+    # both ways of sorting unit-weight members (and of grouping in the
+    # cutoff error compared with): the radix sort, and one np.sort of label
+    # keys with the fused scan (cutoff_label_keys), where numpy has AVX-512
+    monkeypatch.setattr(skcal._grouped, "_KEY_SORT", keys)
     rng = np.random.default_rng(2026)
     for _ in range(250):
         y, P, w = _case(rng)
@@ -134,3 +143,33 @@ def test_kernels_against_the_definition():
         assert np.isclose(bias, radix[3] * radix[0], rtol=1e-9, atol=1e-12)
     # outside [0, 2): no answer, the caller sorts by value
     assert cutoff_unit(np.array([2.0]), np.array([1], np.uint8), np.empty(2, np.uint64)) is None
+
+
+def test_cutoff_of_label_keys_is_the_grouped_scan():
+    # the fused scan of sorted label keys against max_abs_interval_grouped on
+    # the statistic they group to: value, interval ends and sign bit for
+    # bit (ties, n = 1, one class, values 0 and 1 and above 1, no bias)
+    rng = np.random.default_rng(44)
+    for i in range(400):
+        n = int(rng.integers(1, 60)) if i > 2 else i + 1
+        kind = i % 4
+        if kind == 0:
+            v = rng.random(n)
+        elif kind == 1:
+            v = rng.integers(0, 5, n) / 4.0
+        elif kind == 2:
+            v = rng.choice([0.0, -0.0, 1.0, 1.5, 0.5], n)
+        else:
+            v = np.full(n, 0.5)
+        event = (rng.random(n) < 0.5).astype(np.uint8)
+        if i % 7 == 0:
+            event[:] = event[0]
+        if i % 11 == 0:  # no bias at all: every interval sums to 0
+            v, event = np.tile([0.0, 1.0], n)[:n] * 0.0, np.zeros(n, np.uint8)
+        keys = np.empty(n, np.uint64)
+        assert label_keys(v, event, keys)
+        keys.sort()
+        got = cutoff_label_keys(keys, float(n))
+        g = group(event, v, np.ones(n))
+        value, lo, hi, sign = max_abs_interval_grouped(g.values, g.weights, g.positives, g.total)
+        assert got == (value, g.values[lo], g.values[hi], sign)
