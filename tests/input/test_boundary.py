@@ -506,3 +506,35 @@ def test_as_numpy_leaves_numpy_and_pandas_alone():
     if pd is not None:
         s = pd.Series(a)
         assert _input.as_numpy(s) is s
+
+
+def test_integer_labels_by_table_match_unique_and_searchsorted():
+    # unique_labels counts integer labels over a short range and
+    # label_positions looks them up in a table: np.unique's array (values
+    # and dtype) and np.searchsorted's positions, for every integer dtype,
+    # near the dtype's ends, with wide ranges (the sort path) and labels
+    # that are not classes (the same error as before)
+    from skcal._input._checks import label_positions, unique_labels
+
+    rng = np.random.default_rng(0)
+    for dt in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.int64, np.uint64):
+        info = np.iinfo(dt)
+        for i in range(100):
+            n = int(rng.integers(1, 50))
+            base = int(rng.integers(max(info.min, -1000), min(info.max, 1000) - 60))
+            y = (base + rng.integers(0, 50, n)).astype(dt)
+            if i % 5 == 0:
+                y[0] = info.max if i % 10 else info.min
+            u = unique_labels(y)
+            ref = np.unique(y)
+            assert u.dtype == ref.dtype
+            np.testing.assert_array_equal(u, ref)
+            extra = (base + rng.integers(0, 60, 3)).astype(dt)
+            classes = np.unique(np.concatenate([y, extra]))
+            index = label_positions(classes, y)
+            assert index.dtype == np.intp
+            np.testing.assert_array_equal(index, np.searchsorted(classes, y))
+    with pytest.raises(ValueError, match=r"labels \[7\] that are not in labels"):
+        label_positions(np.array([0, 1, 2]), np.array([0, 7, 1]))
+    with pytest.raises(ValueError, match=r"labels \[1\] that are not in labels"):
+        label_positions(np.array([0, 2, 3]), np.array([0, 1, 3]))
