@@ -377,6 +377,7 @@ from libc.string cimport memset
 from libc.math cimport signbit
 
 from ._radix cimport RADIX, RADIX_PASSES, radix_count, radix_sort
+from ._scan cimport WorstScan, scan_add, scan_init, scan_result
 
 
 cdef union _Bits:
@@ -600,17 +601,17 @@ def cutoff_label_keys(
     write, in the same pass that groups the keys and with the same
     arithmetic (counts as doubles, the residual ``(hits - v count) /
     total``), so the same number bit for bit; the predictions at the ends
-    of the worst interval are kept as the scan passes them. Returns
-    ``(value, lower, upper, sign)`` as ``cutoff_core`` gives them.
+    of the worst interval are kept as the scan passes them (``_scan.pxd``).
+    Returns ``(value, lower, upper, sign)`` as ``cutoff_core`` gives them.
     """
-    cdef Py_ssize_t n = keys.shape[0], i = 0, j, k = -1, imax = 0, imin = 0
+    cdef Py_ssize_t n = keys.shape[0], i = 0, j
     cdef uint64_t vbits
     cdef int64_t count, hits
-    cdef double v, s = 0.0, smax = 0.0, smin = 0.0, first = 0.0
-    cdef double prev_max = 0.0, next_max = 0.0, prev_min = 0.0, next_min = 0.0
-    cdef bint pend_max = False, pend_min = False
+    cdef double v
     cdef _Bits bits
+    cdef WorstScan scan
     _need(n > 0, "keys must not be empty")
+    scan_init(&scan)
     with nogil:
         while i < n:
             vbits = keys[i] >> 1
@@ -621,36 +622,11 @@ def cutoff_label_keys(
                 hits += <int64_t> (keys[j] & 1)
                 count += 1
                 j += 1
-            k += 1
             bits.u = vbits
             v = bits.d
-            if k == 0:
-                first = v
-            # the prediction of the group after a new extreme (an interval's end)
-            if pend_max:
-                next_max = v
-                pend_max = False
-            if pend_min:
-                next_min = v
-                pend_min = False
-            s += (<double> hits - v * <double> count) / total
-            if s > smax:
-                smax = s
-                imax = k + 1
-                prev_max = v
-                pend_max = True
-            elif s < smin:
-                smin = s
-                imin = k + 1
-                prev_min = v
-                pend_min = True
+            scan_add(&scan, v, (<double> hits - v * <double> count) / total)
             i = j
-    # as _interval_result, with values[i] read off what the scan kept
-    if smax - smin <= 0.0:
-        return 0.0, first, first, 0
-    if imin < imax:
-        return smax - smin, (next_min if imin > 0 else first), prev_max, 1
-    return smax - smin, (next_max if imax > 0 else first), prev_min, -1
+    return scan_result(&scan)
 
 
 # --- grouping weighted rows by one np.sort of integer keys and a gather
@@ -723,6 +699,26 @@ cdef inline void _prefetch_row(
         skcal_prefetch(&y[r])
 
 
+cdef inline Py_ssize_t _add_row(
+    double* values, double* weights, double* positives, Py_ssize_t k, double* last,
+    double v, double x, double hit,
+) noexcept nogil:
+    """Add a row (prediction v, weight x, outcome hit 0.0 or 1.0) to group k or a new one.
+
+    ``x * hit`` is x or +0.0 (finite x): no branch on the outcome, and adding
+    +0.0 changes no sum. Returns the row's group.
+    """
+    if k < 0 or v != last[0]:
+        k += 1
+        values[k] = v
+        weights[k] = 0.0
+        positives[k] = 0.0
+        last[0] = v
+    weights[k] += x
+    positives[k] += x * hit
+    return k
+
+
 cdef Py_ssize_t _BLOCK_SORT_MAX = 4096  # rows of one prefix sorted in a buffer
 
 
@@ -781,18 +777,8 @@ def group_prefix_keys(
                     for t in range(j, e):
                         _prefetch_row(&keys[0], t + _PREFETCH, n, mask, &p[0], &y[0], &w[0])
                         r = <Py_ssize_t> (keys[t] & mask)
-                        v = p[r] + 0.0
-                        x = w[r]
-                        if k < 0 or v != last:
-                            k += 1
-                            values[k] = v
-                            weights[k] = 0.0
-                            positives[k] = 0.0
-                            last = v
-                        # x * hit is x or +0.0 (finite x): no branch on the
-                        # outcome, and adding +0.0 changes no sum
-                        weights[k] += x
-                        positives[k] += x * <double> (y[r] != 0)
+                        k = _add_row(&values[0], &weights[0], &positives[0], k, &last,
+                                     p[r] + 0.0, w[r], <double> (y[r] != 0))
                     j = e
                     continue
                 if buf == NULL:
@@ -821,15 +807,8 @@ def group_prefix_keys(
                     k = -2
                     break
                 for t in range(m):
-                    v = buf[3 * t]
-                    if k < 0 or v != last:
-                        k += 1
-                        values[k] = v
-                        weights[k] = 0.0
-                        positives[k] = 0.0
-                        last = v
-                    weights[k] += buf[3 * t + 1]
-                    positives[k] += buf[3 * t + 1] * buf[3 * t + 2]
+                    k = _add_row(&values[0], &weights[0], &positives[0], k, &last,
+                                 buf[3 * t], buf[3 * t + 1], buf[3 * t + 2])
                 j = e
     finally:
         PyMem_RawFree(buf)

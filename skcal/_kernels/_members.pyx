@@ -11,6 +11,7 @@ from libc.math cimport fabs
 from libc.string cimport memset
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
+from ._scan cimport WorstScan, scan_add, scan_init, scan_result
 from ._radix cimport RADIX, RADIX_PASSES, radix_count, radix_sort
 
 
@@ -65,13 +66,12 @@ def cutoff_two_sorted(
 
 
 cdef tuple _cutoff_runs(const double* p0, Py_ssize_t n0, const double* p1, Py_ssize_t n1):
-    cdef Py_ssize_t i = 0, j = 0, g = -1, imax = 0, imin = 0
+    cdef Py_ssize_t i = 0, j = 0
     cdef double total = <double> (n0 + n1)
     cdef double v, cur = 0.0, wk = 0.0, pk = 0.0
-    cdef double s = 0.0, smax = 0.0, smin = 0.0
-    cdef double first = 0.0
-    cdef double max_last = 0.0, max_next = 0.0, min_last = 0.0, min_next = 0.0
-    cdef bint positive, pend_max = False, pend_min = False
+    cdef bint positive, started = False
+    cdef WorstScan scan
+    scan_init(&scan)
     with nogil:
         while i < n0 or j < n1:
             positive = i >= n0 or (j < n1 and p1[j] < p0[i])
@@ -81,51 +81,18 @@ cdef tuple _cutoff_runs(const double* p0, Py_ssize_t n0, const double* p1, Py_ss
             else:
                 v = p0[i]
                 i += 1
-            if g < 0 or v != cur:
-                if g >= 0:
-                    # close group g
-                    s += (pk - cur * wk) / total
-                    if s > smax:
-                        smax = s
-                        imax = g + 1
-                        max_last = cur
-                        pend_max = True
-                    elif s < smin:
-                        smin = s
-                        imin = g + 1
-                        min_last = cur
-                        pend_min = True
-                g += 1
+            if not started or v != cur:
+                if started:
+                    scan_add(&scan, cur, (pk - cur * wk) / total)  # close the group
+                started = True
                 cur = v + 0.0       # -0.0 and 0.0 group as +0.0
-                if g == 0:
-                    first = cur
-                    max_next = cur
-                    min_next = cur
-                if pend_max:
-                    max_next = cur
-                    pend_max = False
-                if pend_min:
-                    min_next = cur
-                    pend_min = False
                 wk = 0.0
                 pk = 0.0
             wk += 1.0
             if positive:
                 pk += 1.0
-        s += (pk - cur * wk) / total
-        if s > smax:
-            smax = s
-            imax = g + 1
-            max_last = cur
-        elif s < smin:
-            smin = s
-            imin = g + 1
-            min_last = cur
-    if smax - smin <= 0.0:
-        return 0.0, first, first, 0
-    if imin < imax:
-        return smax - smin, min_next, max_last, 1
-    return smax - smin, max_next, min_last, -1
+        scan_add(&scan, cur, (pk - cur * wk) / total)
+    return scan_result(&scan)
 
 
 def cutoff_unit(
