@@ -49,6 +49,7 @@ __all__ = [
     "binary_statistic",
     "canonical_statistic",
     "group",
+    "key_sort",
     "sketch_error_bound",
 ]
 
@@ -130,6 +131,11 @@ _KEY_SORT = None
 _KEY_SORT_AUTO = _numpy_simd_sort()
 
 
+def key_sort():
+    """Whether 0/1 rows are grouped by one ``np.sort`` of integer keys here (see above)."""
+    return _KEY_SORT_AUTO if _KEY_SORT is None else _KEY_SORT
+
+
 def group(y, p, w):
     """Sort by ``p`` and merge equal predictions into a :class:`GroupedStatistic`.
 
@@ -182,7 +188,7 @@ def group(y, p, w):
             (y != 0).view(np.uint8)
         )
         if _unit_weights(w):
-            if _KEY_SORT_AUTO if _KEY_SORT is None else _KEY_SORT:
+            if key_sort():
                 # one np.sort (numpy's SIMD sort) of keys that carry the
                 # outcome in their lowest bit, in the memory of ``values``
                 keys = values.view(np.uint64)
@@ -193,7 +199,7 @@ def group(y, p, w):
             w = np.empty(0)
         else:
             w = np.ascontiguousarray(np.broadcast_to(w, p.shape), dtype=np.float64)
-            if (_KEY_SORT_AUTO if _KEY_SORT is None else _KEY_SORT) and n < 2**40:
+            if key_sort() and n < 2**40:
                 # one np.sort of keys holding a prefix of p and the row index,
                 # then the rows gathered in that order (they carry no payload)
                 b = index_bits(n)

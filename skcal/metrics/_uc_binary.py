@@ -22,8 +22,7 @@ read their columns in blocks.
 
 import numpy as np
 
-from .. import _grouped
-from .._grouped import group
+from .._grouped import group, key_sort
 from .._input import canonical_weights
 from .._kernels._interval import cutoff_label_keys, label_keys
 from .._kernels._members import (
@@ -82,12 +81,12 @@ class _Cutoff:
             )
             return value, lower, upper, sign
         event = event.view(np.uint8)
-        if _grouped._KEY_SORT_AUTO if _grouped._KEY_SORT is None else _grouped._KEY_SORT:
+        if key_sort():
             # where numpy sorts with AVX-512, as the top-label cutoff error's
             # grouping: one np.sort of keys carrying the event in their lowest
             # bit (label_keys), then group and scan in one pass; at 5e4 rows
             # 0.54 against 0.64 ms for the radix sort below, at 1e6 9 against
-            # 19 ms (``_grouped._numpy_simd_sort``)
+            # 19 ms (``key_sort``)
             keys = self.work[: self.n]
             if label_keys(np.ascontiguousarray(v, dtype=np.float64), event, keys):
                 keys.sort()
