@@ -109,10 +109,9 @@ def _numpy_simd_sort():
     """Whether ``np.sort`` runs numpy's AVX-512 sort (x86-simd-sort) on this CPU.
 
     numpy >= 1.25 sorts 64-bit numbers with it where the CPU has AVX512_SKX;
-    there one ``np.sort`` of 10**7 predictions took 70 ms and the radix sort
-    of ``group`` 367 ms (5.2x), while one ``np.sort`` of integer keys and a
-    pass (``label_keys``) took less than either earlier way of two sorts and
-    a merge (``benchmarks/bench_grouping.py``). Without it (AVX2-only hosts
+    there one ``np.sort`` of 10**7 predictions took 70 ms, the radix sort of
+    ``group`` 360 ms and its grouping by one ``np.sort`` of integer keys
+    (``label_keys``) 95 ms (``benchmarks/bench_grouping.py``). Without it (AVX2-only hosts
     measured earlier) the radix sort was 0.85x one ``np.sort``, faster than
     any way through ``np.sort``.
     """
@@ -187,12 +186,13 @@ def group(y, p, w):
         labels = y.view(np.uint8) if y.dtype in (np.uint8, np.bool_) else (
             (y != 0).view(np.uint8)
         )
+        p = np.ascontiguousarray(p, dtype=np.float64)
         if _unit_weights(w):
             if key_sort():
                 # one np.sort (numpy's SIMD sort) of keys that carry the
                 # outcome in their lowest bit, in the memory of ``values``
                 keys = values.view(np.uint64)
-                if label_keys(np.ascontiguousarray(p, dtype=np.float64), labels, keys):
+                if label_keys(p, labels, keys):
                     keys.sort()
                     k = group_label_keys(keys, values, weights, positives)
                     return GroupedStatistic(values[:k], weights[:k], positives[:k])
@@ -203,7 +203,6 @@ def group(y, p, w):
                 # one np.sort of keys holding a prefix of p and the row index,
                 # then the rows gathered in that order (they carry no payload)
                 b = index_bits(n)
-                p = np.ascontiguousarray(p, dtype=np.float64)
                 keys = values.view(np.uint64)
                 if prefix_keys(p, keys, b):
                     keys.sort()
@@ -212,10 +211,7 @@ def group(y, p, w):
                         return GroupedStatistic(values[:k], weights[:k], positives[:k])
                 # many distinct predictions share a prefix (or a prediction is
                 # negative or not finite): the radix sort
-        k = group_radix(
-            np.ascontiguousarray(p, dtype=np.float64), labels, w, values, weights,
-            positives, np.empty(n),
-        )
+        k = group_radix(p, labels, w, values, weights, positives, np.empty(n))
     else:
         y = np.ascontiguousarray(y, dtype=np.float64)
         w = np.ascontiguousarray(w, dtype=np.float64)

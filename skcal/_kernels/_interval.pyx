@@ -781,12 +781,15 @@ def group_prefix_keys(
                                      p[r] + 0.0, w[r], <double> (y[r] != 0))
                     j = e
                     continue
+                if m > _BLOCK_SORT_MAX:
+                    k = -2
+                    break
                 if buf == NULL:
                     # the first prefix to sort (no GIL needed, and traced)
                     buf = <double*> PyMem_RawMalloc(3 * _BLOCK_SORT_MAX * sizeof(double))
-                if m > _BLOCK_SORT_MAX or buf == NULL:
-                    k = -3 if buf == NULL else -2
-                    break
+                    if buf == NULL:
+                        k = -3
+                        break
                 for t in range(m):
                     r = <Py_ssize_t> (keys[j + t] & mask)
                     v = p[r] + 0.0

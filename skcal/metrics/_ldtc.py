@@ -255,8 +255,8 @@ def lower_distance_to_calibration(
     )
     # a fresh solve (never a _Session's): the value does not depend on the
     # calls before it, bit for bit
-    value = _solve_from_totals(
-        statistic.values, statistic.weights, statistic.positives, points
+    value = _solve_on_sparse_grid(
+        statistic.values, statistic.weights, statistic.positives, points, totals=True
     )[0]
     if not return_details:
         return value
@@ -284,24 +284,7 @@ def ldtc_core(statistic, points):
     session = _session_for(values, points)
     if session is not None:
         return session.solve(wsum - wysum, wysum)
-    return _solve_from_totals(values, wsum, wysum, points)[0]
-
-
-def _solve_from_totals(values, totals, positives, u):
-    """``_solve_on_sparse_grid(values, totals - positives, positives, u)``.
-
-    Where that is one solve on the whole grid, the simplex reads label 0's
-    masses as ``totals - positives`` itself (``totals=True``): no array of
-    them, 8 bytes per value less; the other ways get the array.
-    """
-    if 4 * values.shape[0] >= u.shape[0] and _USE_SIMPLEX and not _USE_LINPROG:
-        simplex_counts["solves"] += 1
-        result = _solve_by_simplex(values, totals, positives, u, totals=True)
-        if result is not None:
-            return result
-        simplex_counts["fallbacks"] += 1
-        return _solve_on_grid_highs(values, totals - positives, positives, u)
-    return _solve_on_sparse_grid(values, totals - positives, positives, u)
+    return _solve_on_sparse_grid(values, wsum, wysum, points, totals=True)[0]
 
 
 # The last predictions and grid seen by ldtc_core in this thread, and the
@@ -462,8 +445,13 @@ class FixedStartSession(_Session):
         return value, psi, t
 
 
-def _solve_on_sparse_grid(values, mass0, mass1, u):
+def _solve_on_sparse_grid(values, mass0, mass1, u, totals=False):
     """``dCE^U`` and potentials, with sinks only where they can matter.
+
+    With ``totals=True``, ``mass0`` holds each value's total weight (label
+    0's masses are ``mass0 - mass1``): the statistic's weights and positives
+    as they are, with no array of their differences where the simplex solves
+    on the whole grid (see :func:`_solve_on_grid`).
 
     A fine grid has far more points than the data occupies. Grid points
     with no data next to them only offer sinks (a path through them costs
@@ -485,7 +473,9 @@ def _solve_on_sparse_grid(values, mass0, mass1, u):
     M = u.shape[0]
     if 4 * values.shape[0] >= M:
         # the data's neighbours alone could fill half the grid: one solve
-        return _solve_on_grid(values, mass0, mass1, u)
+        return _solve_on_grid(values, mass0, mass1, u, totals)
+    if totals:
+        mass0 = mass0 - mass1
     keep = np.zeros(M, dtype=bool)
     keep[[0, M - 1]] = True
     keep[:: max(1, M // _SPARSE_GRID_STRIDE)] = True
@@ -577,7 +567,7 @@ def grid_points(grid):
     return points
 
 
-def _solve_on_grid(values, mass0, mass1, u):
+def _solve_on_grid(values, mass0, mass1, u, totals=False):
     """``dCE^U`` of grouped data, and the optimal node potentials.
 
     By the dedicated simplex (:func:`_solve_by_simplex`) where it certifies
@@ -592,6 +582,10 @@ def _solve_on_grid(values, mass0, mass1, u):
         Weight of negative and positive outcomes at each prediction.
     u : ndarray of shape (M,)
         The grid, strictly increasing from 0 to 1.
+    totals : bool, default=False
+        ``mass0`` holds each value's total weight; label 0's masses are
+        ``mass0 - mass1``, formed in the simplex's kernel (8 bytes per value
+        less) and as an array only for HiGHS.
 
     Returns
     -------
@@ -607,10 +601,12 @@ def _solve_on_grid(values, mass0, mass1, u):
     """
     if _USE_SIMPLEX and not _USE_LINPROG:
         simplex_counts["solves"] += 1
-        result = _solve_by_simplex(values, mass0, mass1, u)
+        result = _solve_by_simplex(values, mass0, mass1, u, totals)
         if result is not None:
             return result
         simplex_counts["fallbacks"] += 1
+    if totals:
+        mass0 = mass0 - mass1
     return _solve_on_grid_highs(values, mass0, mass1, u)
 
 

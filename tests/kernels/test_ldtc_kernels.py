@@ -118,7 +118,9 @@ def test_public_function_unchanged_including_the_sparse_grid(monkeypatch):
     monkeypatch.setattr(
         ldtc_module,
         "_solve_on_grid",
-        lambda *a: ldtc_solve_on_grid_arrays(*a, merge_above=100)[:2],
+        lambda values, mass0, mass1, u, totals=False: ldtc_solve_on_grid_arrays(
+            values, mass0 - mass1 if totals else mass0, mass1, u, merge_above=100
+        )[:2],
     )
     old = [lower_distance_to_calibration(y, p, sample_weight=w, grid=g)
            for y, p, w, g in cases]

@@ -231,6 +231,8 @@ def test_totals_read_in_the_kernel_match_the_array_of_negatives():
         assert runs[0][0] == runs[1][0]
         np.testing.assert_array_equal(runs[0][1], runs[1][1])
         np.testing.assert_array_equal(runs[0][2], runs[1][2])
-        value = ldtc_module._solve_from_totals(g.values, g.weights, g.positives, u)[0]
+        value = ldtc_module._solve_on_sparse_grid(
+            g.values, g.weights, g.positives, u, totals=True
+        )[0]
         highs = ldtc_module._solve_on_grid_highs(g.values, mass0, g.positives, u)[0]
         assert value == pytest.approx(highs, abs=TOL)
