@@ -39,7 +39,6 @@ def decision_hull(
     weights: NDArray[np.float64],
     positives: NDArray[np.float64],
     total: float,
-    q_order: NDArray[np.intp],
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], float, float]: ...
 def label_keys(
     p: NDArray[np.float64],

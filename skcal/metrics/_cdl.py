@@ -369,9 +369,11 @@ def _profile_hull(statistic):
     """``(hull_x, hull_h, max h, first maximiser)`` of the decision profile.
 
     One sweep (``decision_hull`` in ``_kernels/_interval.pyx``) after an
-    argsort of the outcome rates ``q``: the points and ``h`` are never
-    stored, so beyond the statistic it takes 16 bytes per distinct value
-    (``q`` and its order) and the hull.
+    argsort of the outcome rates ``q`` strictly between 0 and 1 (those of 0
+    and 1, every group of one row, need no order: the sweep sums them): the
+    points and ``h`` are never stored, so beyond the statistic it takes at
+    most 24 bytes per group of such a rate (its index, rate and order) and
+    the hull.
     """
     weights, positives = statistic.weights, statistic.positives
     if not (
@@ -385,11 +387,7 @@ def _profile_hull(statistic):
             "statistic has an infinite or NaN weight sum (sample_weight or a "
             "merged sketch too large for float64); scale sample_weight down."
         )
-    with np.errstate(invalid="ignore", divide="ignore"):
-        q = positives / weights  # NaN (sorted last) where the weight is 0
-    order = np.argsort(q)
-    del q
-    return decision_hull(statistic.values, weights, positives, statistic.total, order)
+    return decision_hull(statistic.values, weights, positives, statistic.total)
 
 
 def cdl_core(statistic, details=False):

@@ -319,13 +319,10 @@ def test_checked_top_label_checks_shapes():
 
 def test_decision_hull_checks_shapes():
     values, weights, positives, total = _grouped_args()
-    order = np.arange(4)
-    hull_x, hull_h, _, _ = decision_hull(values, weights, positives, total, order)
+    hull_x, hull_h, _, _ = decision_hull(values, weights, positives, total)
     assert hull_x[0] == 0.0 and hull_x[-1] == 1.0 and hull_h.shape == hull_x.shape
     for index in range(3):
         args = [values, weights, positives]
         args[index] = args[index][:3].copy()
         with pytest.raises(ValueError, match=MSG):
-            decision_hull(*args, total, order)
-    with pytest.raises(ValueError, match=MSG):
-        decision_hull(values, weights, positives, total, order[:3].copy())
+            decision_hull(*args, total)

@@ -333,6 +333,37 @@ def test_property_matches_dense_lp(rows):
     assert s - 1e-15 <= value <= 2 * s + 1e-15
 
 
+@pytest.mark.parametrize("tie", [None, "lowest", "highest"])
+@pytest.mark.parametrize("shift", [0.0, 0.15])
+def test_profile_hull_over_many_blocks(tie, shift):
+    # more points than one block of the sweep's filter (1024), so the hull is
+    # built from several filtered blocks; with a tie of both outcomes (a group
+    # of rate 1/2) at the lowest or the highest prediction, the first sweep
+    # stops at once or after every block and starts over with the rate stream
+    rng = np.random.default_rng(2026)
+    n = 5000
+    p = rng.random(n)
+    y = (rng.random(n) < np.clip(p + shift, 0, 1)).astype(float)
+    if tie is not None:
+        j = int(np.argmin(p) if tie == "lowest" else np.argmax(p))
+        p = np.append(p, p[j])
+        y = np.append(y, 1.0 - y[j])
+    statistic = group(y, p, np.ones(p.shape[0]))
+    assert np.any((statistic.positives > 0) & (statistic.positives < statistic.weights)) == (
+        tie is not None
+    )
+    x, h, _ = decision_profile_reference(statistic)
+    hull_x, hull_h, h_max, x_max = _profile_hull(statistic)
+    # the same vertices as the monotone chain over every stored point; the
+    # values up to the rounding of two running sums over 5000 terms (the
+    # reference's differ from the sweep's by about 1e-14 here)
+    ref = _upper_hull(x, h)
+    np.testing.assert_array_equal(hull_x, x[ref])
+    np.testing.assert_allclose(hull_h, h[ref], rtol=0, atol=1e-13)
+    assert h_max == pytest.approx(h.max(), abs=1e-13)
+    assert h[np.searchsorted(x, x_max)] == pytest.approx(h_max, abs=1e-13)
+
+
 @over_cases("case", random_cases(12, 300, max_n=60))
 def test_profile_hull_matches_the_stored_profile(case):
     # the one-sweep hull against the profile by difference arrays: the same
