@@ -17,8 +17,16 @@ predictions, their ratios to it, and tracemalloc's peak in bytes per row;
 the two ways alternate in one process on the same data. numpy's CPU
 features are printed first.
 
+With ``--weighted`` the rows get weights ~ U(0.5, 1.5) and the keys are
+a prefix of the prediction's bits above the row index (``prefix_keys``,
+``group_prefix_keys``); the yardstick is then ``np.argsort``. To see a host
+whose numpy sorts with AVX2 only, switch numpy's AVX-512 off:
+``NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR"`` (numpy 2.4 names;
+``AVX512_SKX`` before).
+
     python benchmarks/bench_grouping.py
     python benchmarks/bench_grouping.py --sizes 1e4 1e5 1e6 1e7 --repeat 5
+    python benchmarks/bench_grouping.py --weighted
 """
 
 import argparse
@@ -35,20 +43,28 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", type=float, default=[1e4, 1e5, 1e6, 1e7])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--weighted", action="store_true",
+                        help="weights ~ U(0.5, 1.5); the yardstick is np.argsort")
     args = parser.parse_args()
+    yard = "np.argsort" if args.weighted else "np.sort"
     print(f"numpy {np.__version__}; CPU features numpy uses: {simd_features()}; "
           f"group takes keys by default here: {grouped._KEY_SORT_AUTO}; "
           f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'n':>10} {'np.sort ms':>11} {'radix ms':>9} {'x sort':>7} {'keys ms':>9} "
-          f"{'x sort':>7} {'radix/keys':>11} {'radix B/row':>12} {'keys B/row':>12} same")
+    x = "x arg" if args.weighted else "x sort"
+    print(f"{'n':>10} {yard + ' ms':>13} {'radix ms':>9} {x:>7} {'keys ms':>9} "
+          f"{x:>7} {'radix/keys':>11} {'radix B/row':>12} {'keys B/row':>12} same")
     saved = grouped._KEY_SORT
     try:
         for n in (int(s) for s in args.sizes):
             rng = np.random.default_rng(n)
             p = rng.random(n)
             y = (rng.random(n) < p**1.2).astype(np.int64)
-            w = np.broadcast_to(1.0, (n,))
-            base = cpu_time(lambda p=p: np.sort(p), args.repeat)
+            if args.weighted:
+                w = rng.uniform(0.5, 1.5, n)
+                base = cpu_time(lambda p=p: np.argsort(p), args.repeat)
+            else:
+                w = np.broadcast_to(1.0, (n,))
+                base = cpu_time(lambda p=p: np.sort(p), args.repeat)
             times = {False: [], True: []}
             for _ in range(args.repeat):
                 for keyed in (False, True):
@@ -63,7 +79,7 @@ def main():
             a, b = stats[False], stats[True]
             same = (np.array_equal(a.values, b.values) and np.array_equal(a.weights, b.weights)
                     and np.array_equal(a.positives, b.positives))
-            print(f"{n:>10} {base * 1e3:>11.3f} {radix * 1e3:>9.3f} {radix / base:>7.2f} "
+            print(f"{n:>10} {base * 1e3:>13.3f} {radix * 1e3:>9.3f} {radix / base:>7.2f} "
                   f"{keys_t * 1e3:>9.3f} {keys_t / base:>7.2f} {radix / keys_t:>11.2f} "
                   f"{peaks[False]:>12.1f} {peaks[True]:>12.1f} {same}", flush=True)
     finally:

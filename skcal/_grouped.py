@@ -105,26 +105,39 @@ class GroupedStatistic:
         return new
 
 
-def _numpy_simd_sort():
-    """Whether ``np.sort`` runs numpy's AVX-512 sort (x86-simd-sort) on this CPU.
+def _numpy_simd_sort(version=None, features=None):
+    """Whether ``np.sort`` of 64-bit numbers runs numpy's SIMD sort (x86-simd-sort) here.
 
-    numpy >= 1.25 sorts 64-bit numbers with it where the CPU has AVX512_SKX;
-    there one ``np.sort`` of 10**7 predictions took 70 ms, the radix sort of
-    ``group`` 360 ms and its grouping by one ``np.sort`` of integer keys
-    (``label_keys``) 95 ms (``benchmarks/bench_grouping.py``). Without it (AVX2-only hosts
-    measured earlier) the radix sort was 0.85x one ``np.sort``, faster than
-    any way through ``np.sort``.
+    numpy >= 1.25 dispatches its AVX-512 version where the CPU has
+    AVX512_SKX, and numpy >= 2.0 its AVX2 version too (numpy 2.4 names that
+    group X86_V3; ``NPY_DISABLE_CPU_FEATURES`` switches either off). With
+    either, grouping by one ``np.sort`` of integer keys (``label_keys``,
+    ``prefix_keys``) beats the radix sort of ``group``: at 10**7 rows here
+    95 ms against 360 ms with AVX-512, and with numpy's AVX2 sort (its
+    AVX-512 switched off) 150 against 370 ms, weighted 220 against 360 ms
+    (``benchmarks/bench_grouping.py [--weighted]``,
+    ``results/bench_grouping_avx2.txt``).
+    Without a SIMD sort (numpy's scalar sort: 0.78 s for 10**7 doubles, as on
+    the AVX2 hosts measured before, whose numpy did not sort with AVX2) the
+    radix sort was 0.85x one ``np.sort``, faster than any way through it.
+    ``version`` and ``features`` (numpy's ``__cpu_features__``) are for tests.
     """
-    try:
-        from numpy._core._multiarray_umath import __cpu_features__
-    except ImportError:  # numpy < 2
-        from numpy.core._multiarray_umath import __cpu_features__
-    major, minor = (int(part) for part in np.__version__.split(".")[:2])
-    return (major, minor) >= (1, 25) and bool(__cpu_features__.get("AVX512_SKX"))
+    if features is None:
+        try:
+            from numpy._core._multiarray_umath import __cpu_features__ as features
+        except ImportError:  # numpy < 2
+            from numpy.core._multiarray_umath import __cpu_features__ as features
+    if version is None:
+        version = tuple(int(part) for part in np.__version__.split(".")[:2])
+    avx2 = features.get("X86_V3", features.get("AVX2"))
+    return bool(
+        (version >= (1, 25) and features.get("AVX512_SKX"))
+        or (version >= (2, 0) and avx2)
+    )
 
 
 # Unit-weight 0/1 rows: group by one np.sort of integer keys (True), by the
-# radix sort (False); None: the first where numpy sorts with AVX-512. The
+# radix sort (False); None: the first where numpy has a SIMD sort. The
 # statistic is the same either way (counts are exact in any order).
 _KEY_SORT = None
 _KEY_SORT_AUTO = _numpy_simd_sort()
@@ -156,8 +169,9 @@ def group(y, p, w):
     1.8x), 0.3x an ``np.argsort`` with weights (the argsort path: 1.4x).
     Equal predictions are summed in input order (the sort is stable), so
     unit weights give the exact counts, bit for bit as before. Where numpy
-    sorts with AVX-512 (``_numpy_simd_sort``) its sort is about 5 times
-    faster than the radix sort, and unit-weight rows are grouped instead by
+    has a SIMD sort (``_numpy_simd_sort``: AVX-512, or AVX2 from numpy 2.0
+    on) its sort is 4 to 5 times faster than the radix sort, and
+    unit-weight rows are grouped instead by
     one ``np.sort`` of integer keys, twice the prediction's bits plus the
     outcome (``label_keys``; a finite prediction >= 0 has bits below 2**63),
     written into ``values`` and grouped there in place

@@ -375,3 +375,22 @@ def test_key_sorts_match_the_radix_sort_outside_zero_one(monkeypatch):
                 g = group(y, p, weights)
                 got.append([g.values, g.weights, g.positives])
             np.testing.assert_array_equal(got[0], got[1])
+
+
+@pytest.mark.parametrize(
+    ("version", "features", "expected"),
+    [
+        # numpy's AVX-512 sort: from 1.25 on
+        ((1, 25), {"AVX512_SKX": True, "AVX2": True}, True),
+        ((1, 24), {"AVX512_SKX": True, "AVX2": True}, False),
+        # its AVX2 sort: from 2.0 on (numpy 2.4 reports the group as X86_V3)
+        ((2, 0), {"AVX512_SKX": False, "AVX2": True}, True),
+        ((1, 26), {"AVX512_SKX": False, "AVX2": True}, False),
+        ((2, 4), {"AVX512_SKX": False, "AVX2": True, "X86_V3": True}, True),
+        # X86_V3 switched off (NPY_DISABLE_CPU_FEATURES): numpy's scalar sort
+        ((2, 4), {"AVX512_SKX": False, "AVX2": True, "X86_V3": False}, False),
+        ((2, 4), {}, False),
+    ],
+)
+def test_key_sort_where_numpy_has_a_simd_sort(version, features, expected):
+    assert skcal._grouped._numpy_simd_sort(version, features) is expected
