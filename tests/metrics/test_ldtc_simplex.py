@@ -236,3 +236,35 @@ def test_totals_read_in_the_kernel_match_the_array_of_negatives():
         )[0]
         highs = ldtc_module._solve_on_grid_highs(g.values, mass0, g.positives, u)[0]
         assert value == pytest.approx(highs, abs=TOL)
+
+
+@pytest.mark.parametrize("totals", [False, True])
+def test_masses_that_vanish_when_divided_take_no_slot(totals):
+    # the kernel sizes the pieces' slots by m > 0, but a piece needs
+    # m / divisor > 0: a mass whose quotient underflows to 0 leaves its slot
+    # unused and is no piece, as a zero mass is (the same program, bit for
+    # bit); a tiny mass that does not underflow stays one
+    rng = np.random.default_rng(5)
+    n, M = 400, 11
+    values = np.sort(rng.random(n))
+    y = (rng.random(n) < values).astype(float)
+    u = np.linspace(0, 1, M)
+    divisor = 2.0**40
+    runs = []
+    for tiny in (0.0, 5e-324, 1e-300):
+        mass1 = y.copy()
+        mass0 = 1.0 - y
+        mass1[7] = tiny if y[7] else 0.0       # a value with only a tiny mass
+        mass0[7] = 0.0 if y[7] else tiny
+        first = mass0 + mass1 if totals else mass0
+        potentials, out = np.empty(2 * M), np.empty(6)
+        status = _dce_simplex.simplex(
+            values, first, mass1, u, divisor, 10**6, 1e-11, 4.0, potentials, out, totals
+        )
+        assert status == 0
+        runs.append((potentials.copy(), out.copy()))
+    # 5e-324 / 2**40 underflows: the same program as a zero mass
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+    # 1e-300 / 2**40 does not: a piece of its own, the same optimum to rounding
+    assert runs[2][1][0] + runs[2][1][1] == pytest.approx(runs[0][1][0] + runs[0][1][1], abs=1e-12)
