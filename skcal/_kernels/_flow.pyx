@@ -34,10 +34,10 @@
 # value at O(1) and only the buckets the clip reaches are ordered
 # (``_walk_buckets``), with the heap as the fallback.
 
+from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc, PyMem_RawRealloc
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport fabs
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
 # Both kernels check their argument shapes at entry (O(1)) and raise
@@ -497,7 +497,7 @@ cdef double _walk_buckets(
     as from a heap; only the order of the final sum changes.
     """
     cdef Py_ssize_t n_s = 0, k, j, i, t, b, nb = 64, top = -1, n_pool = 0
-    cdef Py_ssize_t budget = 16 * K
+    cdef Py_ssize_t budget = 16 * K, capacity
     cdef double B = 0.0, c, d, need, m, chi0 = 0.0, key, beyond = 0.0, acc = 0.0
     cdef double sign, inv
     cdef uint64_t x
@@ -505,17 +505,24 @@ cdef double _walk_buckets(
     cdef _Item* slots                   # each bucket's first item; next: the others
     cdef uint64_t* bits                 # non-empty buckets
     cdef void* block
+    cdef _Item* grown
     # the stack: pairs (key, weight) of increasing key from h up, top last
     sign = 1.0 if BK > 0.0 else -1.0
     c = sign * BK
     while nb * _BUCKET_DIVISOR < K:
         nb *= 2
     inv = nb / c                        # inf for a tiny c: all keys in the top bucket
-    block = malloc((K + nb) * sizeof(_Item) + (nb >> 6) * sizeof(uint64_t))
-    if block == NULL:
+    # the buckets and their bitmap; the pool of the others, grown by half
+    # when full (it holds about half the keys on real data, K at most), all
+    # through PyMem_Raw* so that tracemalloc sees them
+    block = PyMem_RawMalloc(nb * sizeof(_Item) + (nb >> 6) * sizeof(uint64_t))
+    capacity = max(K // 8, 1024)
+    pool = <_Item*>PyMem_RawMalloc(capacity * sizeof(_Item))
+    if block == NULL or pool == NULL:
+        PyMem_RawFree(block)
+        PyMem_RawFree(pool)
         return -1.0
-    pool = <_Item*>block
-    slots = pool + K
+    slots = <_Item*>block
     bits = <uint64_t*>(slots + nb)
     memset(bits, 0, (nb >> 6) * sizeof(uint64_t))
     for k in range(K - 1):
@@ -533,6 +540,14 @@ cdef double _walk_buckets(
             else:
                 b = _bucket(key, inv, nb)
                 if bits[b >> 6] & (<uint64_t>1 << (b & 63)):
+                    if n_pool == capacity:
+                        capacity += capacity // 2
+                        grown = <_Item*>PyMem_RawRealloc(pool, capacity * sizeof(_Item))
+                        if grown == NULL:
+                            PyMem_RawFree(block)
+                            PyMem_RawFree(pool)
+                            return -1.0
+                        pool = grown
                     pool[n_pool].key = key
                     pool[n_pool].weight = 2.0 * d
                     pool[n_pool].next = slots[b].next
@@ -569,7 +584,8 @@ cdef double _walk_buckets(
                     pool[i].weight = 0.0
                     i = pool[i].next
                 if budget < 0:
-                    free(block)
+                    PyMem_RawFree(block)
+                    PyMem_RawFree(pool)
                     return -2.0
                 bits[t >> 6] &= ~(<uint64_t>1 << (t & 63))
                 top = _highest_below(bits, t)
@@ -592,7 +608,8 @@ cdef double _walk_buckets(
             i = skcal_top_bit(x)
             x &= ~(<uint64_t>1 << i)
             acc += slots[(j << 6) + i].weight * slots[(j << 6) + i].key
-    free(block)
+    PyMem_RawFree(block)
+    PyMem_RawFree(pool)
     return chi0 + c - acc
 
 
@@ -726,9 +743,13 @@ def smce_one_side(
     With ``buckets`` (and K > 256) the others go to buckets by value instead,
     which join the run, in order, only when the clip reaches them
     (``_walk_buckets``; a bucket crowded with keys falls back to the heap):
-    about 1.5 times faster on the tester's draws at 10**6, but it allocates
-    about 25 bytes per value, and on a measure's value, where the sort
-    dominates, it saves 3 to 10%; so only the null draws use it.
+    about 1.5 times faster on the tester's draws at 10**6. It allocates 24
+    bytes per key that goes to a bucket (about half of them on real data,
+    all at worst), in a pool grown by half when full. Once the grouping
+    took one ``np.sort`` (numpy's SIMD sort) the walk became most of a
+    measure's time, and the public measure takes the buckets too: at 10**7
+    rows 0.32 instead of 0.41 s, 54 to 66 instead of 40 bytes a row at the
+    peak (``benchmarks/results/bench_binary_smce_buckets.txt``).
     """
     cdef Py_ssize_t K = values.shape[0]
     cdef double value
@@ -856,7 +877,7 @@ cdef double _bernoulli(
     so a generator's draw here is the same as ``rng.random(K) < values``.
     The outcomes are kept as bytes (K bytes) for the second pass.
     """
-    cdef uint8_t* hits = <uint8_t*>malloc(K)
+    cdef uint8_t* hits = <uint8_t*>PyMem_RawMalloc(K)
     cdef Py_ssize_t k
     cdef double B = 0.0, u, value
     if hits == NULL:
@@ -875,7 +896,7 @@ cdef double _bernoulli(
             hits[k] = u < values[k]
             B += (hits[k] * scale - values[k] * scale) / total
     value = _walk(values, NULL, NULL, hits, scale, K, total, B, h, True)
-    free(hits)
+    PyMem_RawFree(hits)
     return value
 
 
@@ -1024,7 +1045,7 @@ def smce_null_bracket(
     state = _generator(bit_generator, &pcg, &bitgen)
     if state is not None:
         inline_pcg = &pcg
-    cdef double* weights = <double*>malloc(G * sizeof(double))
+    cdef double* weights = <double*>PyMem_RawMalloc(G * sizeof(double))
     if weights == NULL:
         raise MemoryError("smce_null_bracket: no memory for the group weights")
     with nogil:
@@ -1035,7 +1056,7 @@ def smce_null_bracket(
             positives[g] *= scale
         value = _one_side(&means[0], weights, &positives[0], NULL, 1.0, G, total,
                           &heap[0], True)
-    free(weights)
+    PyMem_RawFree(weights)
     _give_back(bit_generator, state, &pcg)
     if value < 0.0:
         raise MemoryError("smce_null_bracket: no memory for the buckets")

@@ -165,8 +165,10 @@ def smce_core(statistic, witness=False):
 
     Returns the value, or ``(value, witness)`` with ``witness=True``. The
     value always comes from the forward pass alone, on the side of B_K's
-    sign only (16 extra bytes per distinct value, see ``smce_one_side`` in
-    ``_flow.pyx``), so it is the same number with or without the witness;
+    sign only, with the bucket walk (16 extra bytes per distinct value and
+    24 per key it puts in a bucket, about half of them; see
+    ``smce_one_side`` in ``_flow.pyx``), so it is the same number with or
+    without the witness;
     the witness needs the frontiers and a backtrack besides.
     """
     values, weights, positives = statistic.values, statistic.weights, statistic.positives
@@ -177,7 +179,10 @@ def smce_core(statistic, witness=False):
         keep = weights != 0
         values, weights, positives = values[keep], weights[keep], positives[keep]
     value = float(
-        _VALUE_KERNEL(values, weights, positives, statistic.total, np.empty(2 * values.shape[0]))
+        _VALUE_KERNEL(
+            values, weights, positives, statistic.total, np.empty(2 * values.shape[0]),
+            True,  # the bucket walk (see smce_one_side)
+        )
     )
     if not witness:
         return value
