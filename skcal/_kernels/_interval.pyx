@@ -383,6 +383,7 @@ cdef int _decision_sweep(
     cdef double* block = hull.block
     cdef Py_ssize_t waiting = hull.waiting
     cdef _Term t
+    cdef bint event
     consts[0] = 0.0
     consts[1] = 0.5
     consts[2] = 1.0
@@ -398,12 +399,17 @@ cdef int _decision_sweep(
             head = positives[g] / weights[g]
         if c < 3 and consts[c] < head:
             head = consts[c]
+        # the common case: a value alone (values are distinct), no event
+        event = head <= x
+        if event:
+            if i >= K and jq >= m and c >= 3:
+                break
+            x = head
         # the terms whose right end was the previous point stop now
         coef -= stop_coef
         slope -= stop_slope
         stop_coef = stop_slope = 0.0
-        if x < head:
-            # the common case: a value alone (values are distinct)
+        if i < K and values[i] == x:
             t = _value_term(values[i], weights[i], positives[i], total, strict)
             if t.fractional:
                 return 1
@@ -412,19 +418,7 @@ cdef int _decision_sweep(
             stop_coef -= t.stop_coef
             stop_slope += t.stop_slope
             i += 1
-        else:
-            if i >= K and jq >= m and c >= 3:
-                break
-            x = head
-            if i < K and values[i] == x:
-                t = _value_term(values[i], weights[i], positives[i], total, strict)
-                if t.fractional:
-                    return 1
-                coef += t.coef
-                slope -= t.slope
-                stop_coef -= t.stop_coef
-                stop_slope += t.stop_slope
-                i += 1
+        if event:
             while jq < m:
                 g = q_order[jq]
                 q = positives[g] / weights[g]
