@@ -326,6 +326,21 @@ cdef struct _Term:
     bint fractional                     # strict, and a rate strictly in (0, 1)
 
 
+cdef inline bint _rate_inside(double P, double w) noexcept nogil:
+    """Whether the rate ``P / w`` of a group (``w > 0``) lies strictly in (0, 1).
+
+    The one test of the rate stream's groups, for the sweep and for the
+    pass that lists them. ``min(P, w - P) > 0`` first: rarely true (a
+    single row's rate is 0 or 1), no division then, and one test where a
+    branch on ``P > 0`` alone would follow the outcome.
+    """
+    cdef double q
+    if (P if P < w - P else w - P) > 0.0:
+        q = P / w
+        return q > 0.0 and q < 1.0
+    return False
+
+
 cdef inline _Term _value_term(
     double v, double w, double P, double total, bint strict
 ) noexcept nogil:
@@ -339,13 +354,12 @@ cdef inline _Term _value_term(
     cdef double pi = w / total, q, up, down, a
     cdef _Term t
     t.fractional = False
-    # rarely: a rate other than 0, 1 (0 < P < w in one test: a branch on
-    # P > 0 alone would follow the outcome)
+    # rarely: P neither 0 nor w (its rate may still round to 0 or 1)
     if (P if P < w - P else w - P) > 0.0:     # min(P, w - P), no call to fmin
-        q = P / w
-        if strict and q > 0.0 and q < 1.0:
+        if strict and _rate_inside(P, w):
             t.fractional = True
             return t
+        q = P / w
         up = q > v
         down = q < v
         a = pi * q
@@ -513,7 +527,7 @@ def decision_hull(
     """
     cdef Py_ssize_t K = values.shape[0], m = 0, g, best = 0
     cdef int status
-    cdef double rate, w, at_zero
+    cdef double at_zero
     cdef _Hull hull
     cdef Py_ssize_t[::1] index
     cdef const Py_ssize_t[::1] q_order
@@ -522,7 +536,6 @@ def decision_hull(
           "values, weights and positives must have one length")
     if K == 0:
         values = weights = positives = np.zeros(1)  # no group: the constants alone
-        K = 0
     hull.size = 0
     hull.capacity = 64
     hull.waiting = 0
@@ -545,10 +558,8 @@ def decision_hull(
             index = fractional
             with nogil:
                 for g in range(K):
-                    w = weights[g]
-                    rate = positives[g] / w         # NaN for zero weight
                     index[m] = g
-                    m += (rate > 0.0) & (rate < 1.0) & (w > 0.0)
+                    m += weights[g] > 0.0 and _rate_inside(positives[g], weights[g])
             fractional = fractional[:m]
             q_order = fractional[np.argsort(
                 np.asarray(positives)[fractional] / np.asarray(weights)[fractional]
