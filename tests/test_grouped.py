@@ -394,3 +394,32 @@ def test_key_sorts_match_the_radix_sort_outside_zero_one(monkeypatch):
 )
 def test_key_sort_where_numpy_has_a_simd_sort(version, features, expected):
     assert skcal._grouped._numpy_simd_sort(version, features) is expected
+
+
+@pytest.mark.parametrize("keys", [False, True])
+def test_work_rows_come_in_the_statistics_block(keys, monkeypatch):
+    # group(..., work=r): the three arrays and r work rows are one allocation
+    # (the allocator then keeps it between calls); the smCE walk's stack
+    # goes there, and neither the statistic nor the value may change
+    from skcal.metrics._smce import smce_core
+
+    monkeypatch.setattr(skcal._grouped, "_KEY_SORT", keys)
+    for y, p, w in CASES[:120]:
+        for weights in (w, np.ones_like(w)):
+            plain = group(y, p, weights)
+            g = group(y, p, weights, work=2)
+            assert plain.work is None
+            assert g.work.shape == (2, p.shape[0])
+            assert np.shares_memory(g.work, g.values) is False
+            assert g.values.base is g.work.base
+            kept = [a.copy() for a in (g.values, g.weights, g.positives)]
+            assert smce_core(g) == smce_core(plain)
+            for before, after in zip(kept, (g.values, g.weights, g.positives)):
+                np.testing.assert_array_equal(before, after)
+            assert smooth_calibration_error(y, p, sample_weight=weights) == smce_core(
+                binary_statistic(y, p, weights, rescale=True)
+            )
+            assert g.with_positives(g.positives).work is None
+            assert pickle.loads(pickle.dumps(g)).work is None
+    g = binary_statistic(y, p, w, work=3)
+    assert g.work.shape == (3, p.shape[0])

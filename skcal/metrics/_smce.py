@@ -148,6 +148,9 @@ def smooth_calibration_error(
         multiclass=multiclass,
         labels=labels,
         rescale=True,
+        # the walk's stack in the statistic's block (one allocation a call;
+        # not with the details, whose points would hold the block)
+        work=0 if return_details else 2,
     )
     if not return_details:
         return smce_core(statistic)
@@ -178,9 +181,14 @@ def smce_core(statistic, witness=False):
         # of weight 0 (in memory) or not (a merged sketch)
         keep = weights != 0
         values, weights, positives = values[keep], weights[keep], positives[keep]
+    K = values.shape[0]
+    work = statistic.work
+    # the walk's 2 K numbers: the statistic's work rows where it has them
+    heap = work.reshape(-1)[: 2 * K] if work is not None and work.size >= 2 * K else None
     value = float(
         _VALUE_KERNEL(
-            values, weights, positives, statistic.total, np.empty(2 * values.shape[0]),
+            values, weights, positives, statistic.total,
+            np.empty(2 * K) if heap is None else heap,
             True,  # the bucket walk (see smce_one_side)
         )
     )
