@@ -24,7 +24,7 @@
 # and of t >= 0; skcal.metrics._ldtc checks them and falls back to HiGHS
 # when they disagree or the iteration cap is hit.
 
-from libc.math cimport fabs
+from libc.math cimport fabs, frexp, ldexp
 from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
 
 
@@ -577,7 +577,15 @@ cdef Py_ssize_t _run(
     cdef bint bland, stale = True
     cdef double v, up, cost, d0, d1, acc0, acc1, constant = 0.0
     cdef double rc, best, sigma, diff, rate, deriv, step, jump, theta
-    cdef double primal, dual, worst, a, b, a0, a1
+    cdef double primal, dual, worst, a, b, a0, a1, frac, inverse
+    cdef int exponent
+    cdef bint exact_inverse
+    # A power of two divides as its reciprocal (exact) multiplies: the same
+    # quotients, without a division per mass (one row per value and unit
+    # weights give divisor 1).
+    frac = frexp(divisor, &exponent)
+    exact_inverse = frac == 0.5 and exponent > -1021   # (its reciprocal finite)
+    inverse = ldexp(1.0, 1 - exponent)
     # The program: supplies, the constant and the breakpoints of every flow,
     # in one pass over the values (label 0's split samples from slot 0, label
     # 1's from two slots after the last label 0 can take; each value's slots
@@ -602,8 +610,12 @@ cdef Py_ssize_t _run(
                 g.start[k] = s0
                 g.start[M - 1 + k] = s1
             acc0 = acc1 = 0.0
-        d0 = _mass0(mass0, mass1, i, totals) / divisor
-        d1 = mass1[i] / divisor
+        if exact_inverse:
+            d0 = _mass0(mass0, mass1, i, totals) * inverse
+            d1 = mass1[i] * inverse
+        else:
+            d0 = _mass0(mass0, mass1, i, totals) / divisor
+            d1 = mass1[i] / divisor
         d0 = 0.5 * (d0 + fabs(d0))      # max(d, 0), exact, without a branch
         d1 = 0.5 * (d1 + fabs(d1))
         if v == u[k]:                   # on a grid point: supplied there
@@ -774,19 +786,28 @@ cdef Py_ssize_t _run(
                 _push(key, hcol, &size, step, c)
         blocking = -1
         theta = 0.0
-        while size > 0:
+        while size > 0 and blocking < 0:
             c = hcol[0]
             theta = key[0]
             _pop(key, hcol, &size)
             _next_event(g, c, rates[c], hpiece[c], g.x[c], &step, &jump)
-            deriv += jump
-            if deriv >= 0.0:
-                blocking = c
-                break
-            hpiece[c] += 1 if rates[c] > 0 else -1
-            stale |= c != entering
-            if _next_event(g, c, rates[c], hpiece[c], g.x[c], &step, &jump):
-                _push(key, hcol, &size, step, c)
+            # the column's events in a run while they come before the heap's
+            # next one in the heap's order (step, then column): the events of
+            # a heap walk in the same order, without a push and a pop each
+            # (a long step passes hundreds of breakpoints at 10**5 values)
+            while True:
+                deriv += jump
+                if deriv >= 0.0:
+                    blocking = c
+                    break
+                hpiece[c] += 1 if rates[c] > 0 else -1
+                stale |= c != entering
+                if not _next_event(g, c, rates[c], hpiece[c], g.x[c], &step, &jump):
+                    break
+                if size > 0 and (key[0] < step or (key[0] == step and hcol[0] < c)):
+                    _push(key, hcol, &size, step, c)
+                    break
+                theta = step
         if blocking < 0:
             return 2                                    # unbounded: cannot be
         if theta > 0:
@@ -857,15 +878,18 @@ cdef Py_ssize_t _run(
             b = g.cum[s]
         if a != 0.0:
             primal += a * g.sl[g.start[c] + q]
-    # the dual objective, by the values: label 0 and 1 summed apart
+    # the dual objective, by the values: label 0 and 1 summed apart, in the
+    # masses' own scale and divided once at the end (a certificate, checked
+    # to a tolerance: two divisions a value were a sixth of the solve at
+    # 10**7 values)
     a0 = a1 = 0.0
     k = 0
     for i in range(K):
         v = values[i]
         while k + 1 < M and u[k + 1] <= v:
             k += 1
-        d0 = _mass0(mass0, mass1, i, totals) / divisor
-        d1 = mass1[i] / divisor
+        d0 = _mass0(mass0, mass1, i, totals)
+        d1 = mass1[i]
         d0 = 0.5 * (d0 + fabs(d0))
         d1 = 0.5 * (d1 + fabs(d1))
         if v == u[k]:
@@ -879,7 +903,7 @@ cdef Py_ssize_t _run(
         a = potentials[M + k] + (v - u[k])
         b = potentials[M + k + 1] + (up - v)
         a1 += d1 * (a if a < b else b)
-    dual = a0 + a1
+    dual = (a0 + a1) / divisor
     out[0] = primal
     out[1] = constant
     out[2] = dual

@@ -268,3 +268,37 @@ def test_masses_that_vanish_when_divided_take_no_slot(totals):
     np.testing.assert_array_equal(runs[0][1], runs[1][1])
     # 1e-300 / 2**40 does not: a piece of its own, the same optimum to rounding
     assert runs[2][1][0] + runs[2][1][1] == pytest.approx(runs[0][1][0] + runs[0][1][1], abs=1e-12)
+
+
+@pytest.mark.parametrize("totals", [False, True])
+def test_divisor_a_power_of_two_multiplies_as_it_divides(totals):
+    # a power-of-two divisor is applied as a product with its exact
+    # reciprocal, any other by division: integer masses m over 2**e and 3 m
+    # over 3 * 2**e are the same exact quotients, so the two paths build the
+    # same program and reach the same solution bit for bit (the dual
+    # objective, summed in the masses' scale, agrees to rounding)
+    rng = np.random.default_rng(41)
+    for _ in range(60):
+        n = int(rng.integers(1, 3000))
+        values = np.unique(np.round(rng.random(n), int(rng.integers(1, 6))))
+        K = values.shape[0]
+        mass1 = rng.integers(0, 5, K).astype(float)
+        mass0 = rng.integers(0, 5, K).astype(float)
+        mass0[(mass0 + mass1) == 0] = 1.0
+        u = _grid(rng)
+        M = u.shape[0]
+        scale = 2.0 ** int(rng.integers(-30, 30))
+        runs = []
+        for factor in (1.0, 3.0):
+            first = factor * (mass0 + mass1) if totals else factor * mass0
+            potentials, out = np.empty(2 * M), np.empty(6)
+            status = _dce_simplex.simplex(
+                values, first, factor * mass1, u, factor * scale, 10**6,
+                ldtc_module._SIMPLEX_TOL, ldtc_module._SIMPLEX_PENALTY,
+                potentials, out, totals,
+            )
+            runs.append((status, potentials, out))
+        assert runs[0][0] == runs[1][0]
+        np.testing.assert_array_equal(runs[0][1], runs[1][1])
+        np.testing.assert_array_equal(runs[0][2][[0, 1, 3, 4, 5]], runs[1][2][[0, 1, 3, 4, 5]])
+        assert runs[0][2][2] == pytest.approx(runs[1][2][2], rel=1e-12, abs=1e-12)
