@@ -27,6 +27,8 @@
 from libc.math cimport fabs, frexp, ldexp
 from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
 
+from ._memory cimport work_malloc
+
 
 cdef inline void _need(bint ok, str what) except *:
     if not ok:
@@ -454,10 +456,12 @@ cdef inline bint _next_event(Net* g, Py_ssize_t c, double rate, Py_ssize_t p,
     return True
 
 
-cdef inline void* _take(void** held, Py_ssize_t* n_held, size_t size) noexcept nogil:
+cdef inline void* _take(
+    void** held, Py_ssize_t* n_held, size_t size, bint large=False
+) noexcept nogil:
     """``PyMem_RawMalloc`` (so that tracemalloc sees the solver's memory),
-    remembered in ``held`` (freed together)."""
-    cdef void* p = PyMem_RawMalloc(size)
+    remembered in ``held`` (freed together); ``large``: ``work_malloc``."""
+    cdef void* p = work_malloc(size) if large else PyMem_RawMalloc(size)
     held[n_held[0]] = p
     n_held[0] += 1
     return p
@@ -513,8 +517,9 @@ def simplex(
         g.NV = NV
         g.start = <Py_ssize_t*> _take(held, &n_held, NV * sizeof(Py_ssize_t))
         g.end = <Py_ssize_t*> _take(held, &n_held, NV * sizeof(Py_ssize_t))
-        g.cum = <double*> _take(held, &n_held, (n_split + 2) * sizeof(double))
-        g.sl = <double*> _take(held, &n_held, (n_split + 2) * sizeof(double))
+        # (the pieces: the one large block, in huge pages where there are)
+        g.cum = <double*> _take(held, &n_held, (n_split + 2) * sizeof(double), True)
+        g.sl = <double*> _take(held, &n_held, (n_split + 2) * sizeof(double), True)
         g.low = <double*> _take(held, &n_held, NV * sizeof(double))
         g.high = <double*> _take(held, &n_held, NV * sizeof(double))
         g.supply = <double*> _take(held, &n_held, N * sizeof(double))

@@ -167,6 +167,23 @@ def test_bucket_walk_matches_the_heap_walk():
             assert got == pytest.approx(two, rel=1e-11, abs=1e-15), i
 
 
+def test_bucket_walk_over_many_chunks_of_its_pool():
+    # the keys the walk puts in buckets live in chunks of about K / 8 items,
+    # allocated as they fill: calibrated and shifted walks of 6 * 10**4
+    # values (several chunks), as the heap walk gives them
+    rng = np.random.default_rng(39)
+    K = 60_000
+    values = np.unique(rng.random(K))
+    K = values.shape[0]
+    weights = np.ones(K)
+    for shift in (0.0, 0.02):
+        positives = (rng.random(K) < np.minimum(values + shift, 1)).astype(float)
+        work = np.empty(2 * K)
+        got = smce_one_side(values, weights, positives, float(K), work, buckets=True)
+        want = smce_one_side(values, weights, positives, float(K), work)
+        assert got == pytest.approx(want, rel=1e-11, abs=1e-15), shift
+
+
 def test_bucket_walk_matches_linprog():
     # past the bucket cut (K > 256), against the LP of reference_smce.py
     rng = np.random.default_rng(36)
