@@ -9,7 +9,10 @@ again, then decides a good part of the time at 10**5 rows. Here each
 measure runs in its own fresh process: ``--repeat`` calls after one untimed
 call, then ``np.sort(p)`` in the same process as the yardstick. Printed per
 call: median wall and CPU time (``time.thread_time``), minor page faults
-(``getrusage``), and the ratio of the median wall time to ``np.sort``'s.
+(``getrusage``), and the ratio of the median wall time to ``np.sort``'s;
+and the first call's wall time, page faults and system time (on a virtual
+machine a first touch of memory the host has not backed yet is slow, the
+more so in huge pages).
 
     python benchmarks/bench_faults.py
     python benchmarks/bench_faults.py --sizes 1e4 1e5 1e6 --before /tmp/skcal_before
@@ -41,7 +44,12 @@ def worker(name, n, repeat, path=None):
 
     y, p = make_data(n)
     func = getattr(skcal, name)
+    # the first call of the process: fresh memory everywhere
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    t0 = time.perf_counter()
     func(y, p)
+    first = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_SELF)
     wall, cpu = [], []
     start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     for _ in range(repeat):
@@ -56,6 +64,8 @@ def worker(name, n, repeat, path=None):
         np.sort(p)
         sort.append(time.perf_counter() - t0)
     print(json.dumps({
+        "first": first, "first_faults": after.ru_minflt - before.ru_minflt,
+        "first_sys": after.ru_stime - before.ru_stime,
         "wall": float(np.median(wall)), "cpu": float(np.median(cpu)),
         "faults": faults, "sort": float(np.median(sort)),
         "path": os.path.dirname(skcal.__file__),
@@ -96,15 +106,17 @@ def main():
     builds = [("after", None)] if args.before is None else [
         ("before", os.path.abspath(args.before)), ("after", None)]
     print(f"{'n':>9} {'build':7} {'measure':31} {'wall [ms]':>10} {'cpu [ms]':>9} "
-          f"{'faults':>8} {'/sort':>6}")
+          f"{'faults':>8} {'/sort':>6} | {'first [ms]':>10} {'faults':>7} {'sys [ms]':>8}")
     for n in (int(s) for s in args.sizes):
         for name in args.measures:
-            repeat = args.repeat if n <= 10**5 else max(5, args.repeat // 10)
+            # fewer calls of the larger sizes
+            repeat = args.repeat if n <= 10**5 else max(5, args.repeat // (10 * (1 + (n > 10**6))))
             for build, path in builds:
                 r = run_worker(name, n, repeat, path)
                 print(f"{n:>9} {build:7} {name:31} {r['wall'] * 1e3:10.3f} "
-                      f"{r['cpu'] * 1e3:9.3f} {r['faults']:8.0f} {r['wall'] / r['sort']:6.2f}",
-                      flush=True)
+                      f"{r['cpu'] * 1e3:9.3f} {r['faults']:8.0f} {r['wall'] / r['sort']:6.2f} | "
+                      f"{r['first'] * 1e3:10.3f} {r['first_faults']:7d} "
+                      f"{r['first_sys'] * 1e3:8.1f}", flush=True)
         print()
 
 

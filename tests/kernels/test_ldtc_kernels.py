@@ -118,7 +118,7 @@ def test_public_function_unchanged_including_the_sparse_grid(monkeypatch):
     monkeypatch.setattr(
         ldtc_module,
         "_solve_on_grid",
-        lambda values, mass0, mass1, u, totals=False: ldtc_solve_on_grid_arrays(
+        lambda values, mass0, mass1, u, totals=False, total=None: ldtc_solve_on_grid_arrays(
             values, mass0 - mass1 if totals else mass0, mass1, u, merge_above=100
         )[:2],
     )
