@@ -302,3 +302,20 @@ def test_divisor_a_power_of_two_multiplies_as_it_divides(totals):
         np.testing.assert_array_equal(runs[0][1], runs[1][1])
         np.testing.assert_array_equal(runs[0][2][[0, 1, 3, 4, 5]], runs[1][2][[0, 1, 3, 4, 5]])
         assert runs[0][2][2] == pytest.approx(runs[1][2][2], rel=1e-12, abs=1e-12)
+
+
+def test_simplex_with_work_memory_in_huge_pages():
+    # 3 * 10**5 distinct predictions: the pieces (16 bytes a value) are a
+    # block of 4 MiB or more, which the kernel allocates as numpy allocates
+    # large arrays (huge pages advised, _kernels/_memory.pxd); the same
+    # value as HiGHS
+    rng = np.random.default_rng(43)
+    n = 300_000
+    p = rng.random(n)
+    y = (rng.random(n) < p**1.2).astype(float)
+    g = group(y, p, np.ones(n))
+    u = np.linspace(0, 1, 101)
+    mass0, mass1 = g.weights - g.positives, g.positives
+    value = ldtc_module._solve_by_simplex(g.values, mass0, mass1, u)[0]
+    highs = ldtc_module._solve_on_grid_highs(g.values, mass0, mass1, u)[0]
+    assert value == pytest.approx(highs, abs=TOL)

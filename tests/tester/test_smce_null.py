@@ -170,13 +170,13 @@ def test_bucket_walk_matches_the_heap_walk():
 def test_bucket_walk_over_many_chunks_of_its_pool():
     # the keys the walk puts in buckets live in chunks of about K / 8 items,
     # allocated as they fill: calibrated and shifted walks of 6 * 10**4
-    # values (several chunks), as the heap walk gives them
+    # values (several chunks) and one of 1.2 * 10**6, as the heap walk gives them
     rng = np.random.default_rng(39)
-    K = 60_000
-    values = np.unique(rng.random(K))
-    K = values.shape[0]
-    weights = np.ones(K)
-    for shift in (0.0, 0.02):
+    for K, shift in ((60_000, 0.0), (60_000, 0.02), (1_200_000, 0.0)):
+        # (1.2 * 10**6: chunks of 2**18 keys, 6 MB, in huge pages)
+        values = np.unique(rng.random(K))
+        K = values.shape[0]
+        weights = np.ones(K)
         positives = (rng.random(K) < np.minimum(values + shift, 1)).astype(float)
         work = np.empty(2 * K)
         got = smce_one_side(values, weights, positives, float(K), work, buckets=True)
