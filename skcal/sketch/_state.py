@@ -128,6 +128,20 @@ def _raw_weights(sample_weight, checked):
 # Rows summarised at once by a bounded sketch: its temporaries (about 90
 # bytes a row) stay near 6 MB whatever the number of rows.
 _CHUNK_ROWS = 1 << 16
+# Rows of repeated values whose exact sums the exact build takes at once: at
+# least 2**16, at most a quarter of the rows, so that the temporaries (about
+# 40 bytes per row of the block) add at most 10 bytes a row to the build's
+# peak. Blocks of 2**16 rows cost 16 rounds of numpy calls at 10**6 rows,
+# 4.7 ms of a build of 29 (benchmarks/bench_sketch.py, rounded predictions);
+# the rows at once took 51 bytes a row at 2 * 10**5 rows.
+_EXACT_BLOCK_SHARE = 4
+
+
+def _all_rows(w, test, probe=256):
+    """``bool(np.all(test(w)))``, tried on the first ``probe`` rows first: real
+    weights fail there, and the test of every row (for ``np.floor``, two
+    passes and an array of ``n`` doubles) is left for weights that pass."""
+    return bool(np.all(test(w[:probe]))) and bool(np.all(test(w)))
 
 
 def _rows_state(y, p, w, max_size, own_weights=False):
@@ -138,7 +152,7 @@ def _rows_state(y, p, w, max_size, own_weights=False):
     """
     n = p.shape[0]
     w0 = float(w[0])
-    common = w0 if np.all(w == w0) else float("nan")
+    common = w0 if _all_rows(w, lambda part: part == w0) else float("nan")
     if max_size is not None and n > _CHUNK_ROWS:
         # bounded: summarise chunk by chunk, each fitted to max_size and
         # merged in; merging is exact (the state depends on the rows and
@@ -149,7 +163,7 @@ def _rows_state(y, p, w, max_size, own_weights=False):
             chunk = _rows_state(y[part], p[part], w[part], max_size)[0]
             state = chunk if state is None else _fit(_merge_states([state, chunk]), max_size)
         return state, n, common
-    integral = bool(np.all(w == np.floor(w))) and float(w.sum()) <= 2.0**53
+    integral = _all_rows(w, lambda part: part == np.floor(part)) and float(w.sum()) <= 2.0**53
     if integral:
         # float sums of integers below 2**53 are exact: the in-memory grouping
         G = group(y, p, w)
@@ -207,15 +221,16 @@ def _exact_of_rows(p, y, w, own_weights=False):
         return _Exact(values, CompactSums(neg), CompactSums(pos))
     # values held by several rows: neg holds minus their row count; their
     # rows' exact sums are taken a block of values at a time (about
-    # _CHUNK_ROWS rows), so the temporaries of the multi-limb sums stay small
+    # block_rows rows), so the temporaries of the multi-limb sums stay small
     multi = np.flatnonzero(neg < 0)
     counts = (-neg[multi]).astype(np.int64)
+    block_rows = max(_CHUNK_ROWS, n // _EXACT_BLOCK_SHARE)
     ends = np.cumsum(counts)
     parts = ([], [])
     g0 = 0
     while g0 < multi.shape[0]:
         r0 = int(ends[g0 - 1]) if g0 else 0
-        g1 = max(g0 + 1, int(np.searchsorted(ends, r0 + _CHUNK_ROWS, side="right")))
+        g1 = max(g0 + 1, int(np.searchsorted(ends, r0 + block_rows, side="right")))
         signed = rows[r0 : ends[g1 - 1]]
         # one exact sum per (value, class): group 2 j for the negative rows of
         # the block's value j, 2 j + 1 for its positive ones (sign bit set)

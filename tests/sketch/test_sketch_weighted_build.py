@@ -190,3 +190,22 @@ def test_exact_weighted_build_needs_at_most_33_5_bytes_per_row():
     tracemalloc.stop()
     assert sketch.n_values == n
     assert peak / n <= 33.5, f"{peak / n:.1f} bytes per row"
+
+
+def test_exact_sums_in_blocks_of_any_size_are_the_same_bytes():
+    # the repeated values' exact sums are taken in blocks of a quarter of the
+    # rows (at least 2**16): 6 * 10**5 rows at once (blocks of 1.5 * 10**5)
+    # and in halves (blocks of 75,000) and quarters (2**16) merge to the
+    # same bytes, as exact sums must
+    rng = np.random.default_rng(7)
+    n = 600_000
+    p = np.round(rng.random(n), 3)
+    y = (rng.random(n) < p).astype(np.int64)
+    w = rng.exponential(size=n)
+    whole = CalibrationSketch(y, p, w)
+    for parts in (2, 4):
+        cuts = np.linspace(0, n, parts + 1).astype(int)
+        merged = CalibrationSketch(y[: cuts[1]], p[: cuts[1]], w[: cuts[1]])
+        for a, b in zip(cuts[1:-1], cuts[2:]):
+            merged = merged + CalibrationSketch(y[a:b], p[a:b], w[a:b])
+        assert merged.to_bytes() == whole.to_bytes()
