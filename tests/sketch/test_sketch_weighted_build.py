@@ -148,14 +148,19 @@ def test_blocks_of_repeated_values_give_the_same_sketch(monkeypatch):
             np.testing.assert_array_equal(a, b)
 
 
+def _rounded_rows(seed, n, digits):
+    """Calibrated rows with predictions rounded to ``digits`` and exponential weights."""
+    rng = np.random.default_rng(seed)
+    p = np.round(rng.random(n), digits)
+    y = (rng.random(n) < p).astype(np.int64)
+    return y, p, rng.exponential(size=n)
+
+
 def test_exact_build_of_many_repeated_values_needs_at_most_40_bytes_per_row():
     # 2 * 10**5 rows on 10**4 values: the multi-limb sums of the repeated
     # values are taken in blocks (at once they needed about 49 bytes a row)
-    rng = np.random.default_rng(1)
     n = 200_000
-    p = np.round(rng.random(n), 4)
-    y = (rng.random(n) < p).astype(np.int64)
-    w = rng.exponential(size=n)
+    y, p, w = _rounded_rows(1, n, 4)
     tracemalloc.start()
     sketch = CalibrationSketch(y, p, w)
     peak = tracemalloc.get_traced_memory()[1]
@@ -197,11 +202,8 @@ def test_exact_sums_in_blocks_of_any_size_are_the_same_bytes():
     # rows (at least 2**16): 6 * 10**5 rows at once (blocks of 1.5 * 10**5)
     # and in halves (blocks of 75,000) and quarters (2**16) merge to the
     # same bytes, as exact sums must
-    rng = np.random.default_rng(7)
     n = 600_000
-    p = np.round(rng.random(n), 3)
-    y = (rng.random(n) < p).astype(np.int64)
-    w = rng.exponential(size=n)
+    y, p, w = _rounded_rows(7, n, 3)
     whole = CalibrationSketch(y, p, w)
     for parts in (2, 4):
         cuts = np.linspace(0, n, parts + 1).astype(int)
