@@ -7,7 +7,7 @@ sums exact under any merge order lives here.
 
 import numpy as np
 
-from ._kernels._exact import deposit, term_columns
+from ._kernels._exact import deposit, deposit_signed_runs, signed_run_columns, term_columns
 
 # --- exact sums and the sketch's merge and compaction primitives -------------
 #
@@ -54,6 +54,30 @@ class ExactSums:
         """Exact ``out[g] = sum_{index[i] = g} x[i]`` for finite ``x >= 0``."""
         x = np.ascontiguousarray(x, dtype=np.float64)
         return _deposit_rows(index, x, x, k, product=False)
+
+    @classmethod
+    def of_signed_runs(cls, counts, signed):
+        """Exact sums per value and class of rows held in runs.
+
+        Value ``j`` holds the next ``counts[j]`` entries of ``signed``, a
+        positive row's weight as ``-w`` (the exact sketch's build): group
+        ``2 j`` sums the magnitudes of its entries without the sign bit,
+        ``2 j + 1`` of those with it. ``of_doubles`` of ``|signed|`` by that
+        index, without the index (``deposit_signed_runs``); no more than
+        ``_CHUNK`` rows per value.
+        """
+        counts = np.ascontiguousarray(counts, dtype=np.int64)
+        signed = np.ascontiguousarray(signed, dtype=np.float64)
+        k = 2 * counts.shape[0]
+        if counts.shape[0] and int(counts.max()) > _CHUNK:
+            raise ValueError(f"at most {_CHUNK} rows per value")
+        columns = signed_run_columns(signed)
+        if columns is None:
+            return cls.zeros(k)
+        lowest, highest = columns
+        out = np.zeros((k, highest - lowest + 3), dtype=np.int64)
+        deposit_signed_runs(counts, signed, lowest, out)
+        return _normalized(out, lowest)
 
     def nonzero(self):
         """Boolean per group: the sum is positive."""

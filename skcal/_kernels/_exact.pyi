@@ -12,3 +12,10 @@ def deposit(
     offset: int,
     out: NDArray[np.int64],
 ) -> None: ...
+def signed_run_columns(signed: NDArray[np.float64]) -> tuple[int, int] | None: ...
+def deposit_signed_runs(
+    counts: NDArray[np.int64],
+    signed: NDArray[np.float64],
+    offset: int,
+    out: NDArray[np.int64],
+) -> None: ...

@@ -13,6 +13,7 @@ bits; a product ``v x`` is split into four terms by halving both mantissas
 into 27 and 26 bits, so that each partial product is below ``2**54``.
 """
 
+from libc.math cimport fabs, signbit
 from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcpy
 
@@ -131,3 +132,65 @@ def deposit(
             _add_term(row, a1 * b0, e + 27, offset)
             _add_term(row, a0 * b1, e + 27, offset)
             _add_term(row, a1 * b1, e + 54, offset)
+
+
+def signed_run_columns(
+    const double[::1] signed,  # IN  (n,) weights, a positive row's as -w
+):
+    """``term_columns`` of the magnitudes ``|signed|``: ``(lowest, highest)`` or None.
+
+    Raises ValueError if a weight is not finite.
+    """
+    cdef Py_ssize_t n = signed.shape[0], i
+    cdef int64_t mx, ex, lo = 1 << 40, hi = -(1 << 40), c
+    cdef bint ok = True
+    with nogil:
+        for i in range(n):
+            ok = _split(fabs(signed[i]), &mx, &ex)
+            if not ok:
+                break
+            if mx == 0:
+                continue
+            c = _column(ex)
+            if c < lo:
+                lo = c
+            c = _column(ex + 53)
+            if c > hi:
+                hi = c
+    if not ok:
+        raise ValueError("exact sums need finite doubles")
+    if lo > hi:
+        return None
+    return int(lo), int(hi)
+
+
+def deposit_signed_runs(
+    const int64_t[::1] counts,  # IN  (g,) rows of each value, in order
+    const double[::1] signed,   # IN  (counts.sum(),) their weights, a positive row's as -w
+    int64_t offset,             # IN  column of limb 0 (signed_run_columns' lowest)
+    int64_t[:, ::1] out,        # I/O (2 g, L) limbs, L >= highest - offset + 2
+):
+    """Add each row's weight to the limbs of group ``2 j + (its sign bit)``.
+
+    The rows of value ``j`` are the next ``counts[j]`` entries of ``signed``:
+    ``deposit`` of ``|signed|`` with the index ``2 j + signbit``, without the
+    index array (no more than ``2**28`` rows per value, as ``deposit``).
+    """
+    cdef Py_ssize_t g = counts.shape[0], j, r = 0, end
+    cdef int64_t mx, ex
+    cdef double x
+    if out.shape[0] < 2 * g:
+        raise ValueError("kernel argument shapes do not match: out needs 2 len(counts) rows")
+    with nogil:
+        for j in range(g):
+            end = r + counts[j]
+            if end > signed.shape[0]:
+                break
+            while r < end:
+                x = signed[r]
+                _split(fabs(x), &mx, &ex)
+                if mx != 0:
+                    _add_term(&out[2 * j + (signbit(x) != 0), 0], mx, ex, offset)
+                r += 1
+    if r != signed.shape[0]:
+        raise ValueError("kernel argument shapes do not match: counts must sum to len(signed)")

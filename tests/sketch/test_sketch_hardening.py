@@ -447,3 +447,36 @@ def test_dask_sketch_auto_budget_compacts_with_a_warning(monkeypatch):
         assert exact.to_bytes() == CalibrationSketch(y, p).to_bytes()
         with pytest.raises(ValueError, match="max_size"):
             skcal.dask_sketch(dy, dp, max_size="big")
+
+
+def test_exact_sums_of_signed_runs_equal_the_sums_by_index():
+    # the exact sketch's build sums each value's rows per class straight from
+    # the runs (ExactSums.of_signed_runs): the sums of_doubles gives with the
+    # index 2 j + signbit over the magnitudes, limb for limb, and the exact
+    # rational sums; weights of 0 and -0.0, subnormal, huge and mixed scales
+    rng = np.random.default_rng(21)
+    specials = np.array([0.0, -0.0, 5e-324, -5e-324, 1e300, -1e300, 2.0**-1000, 1.0])
+    for i in range(60):
+        g = int(rng.integers(1, 40))
+        counts = rng.integers(1, 6, g).astype(np.int64)
+        n = int(counts.sum())
+        signed = np.exp(rng.uniform(-30, 30, n)) * rng.choice([-1.0, 1.0], n)
+        if i % 3 == 0:
+            signed[rng.integers(0, n, max(1, n // 4))] = rng.choice(specials, max(1, n // 4))
+        got = ExactSums.of_signed_runs(counts, signed)
+        index = np.repeat(np.arange(0, 2 * g, 2, dtype=np.int64), counts) + np.signbit(signed)
+        want = ExactSums.of_doubles(np.abs(signed), index, 2 * g)
+        assert got.offset == want.offset
+        np.testing.assert_array_equal(got.limbs, want.limbs)
+        exact = [Fraction(0)] * (2 * g)
+        for j, x in zip(index, signed):
+            exact[j] += Fraction(abs(float(x)))
+        for j in range(2 * g):
+            value = sum(Fraction(int(limb)) * Fraction(2) ** (32 * (got.offset + c))
+                        for c, limb in enumerate(got.limbs[j]))
+            assert value == exact[j]
+    with pytest.raises(ValueError, match="finite"):
+        ExactSums.of_signed_runs(np.array([2]), np.array([1.0, np.inf]))
+    with pytest.raises(ValueError, match="sum to"):
+        ExactSums.of_signed_runs(np.array([3]), np.array([1.0, 2.0]))
+    assert ExactSums.of_signed_runs(np.array([2]), np.array([0.0, -0.0])).limbs.shape == (2, 0)
