@@ -7,7 +7,7 @@ sums exact under any merge order lives here.
 
 import numpy as np
 
-from ._kernels._exact import deposit, deposit_signed_runs, signed_run_columns, term_columns
+from ._kernels._exact import deposit, deposit_signed_runs, term_columns
 
 # --- exact sums and the sketch's merge and compaction primitives -------------
 #
@@ -71,7 +71,7 @@ class ExactSums:
         k = 2 * counts.shape[0]
         if counts.shape[0] and int(counts.max()) > _CHUNK:
             raise ValueError(f"at most {_CHUNK} rows per value")
-        columns = signed_run_columns(signed)
+        columns = term_columns(signed, signed, False, True)
         if columns is None:
             return cls.zeros(k)
         lowest, highest = columns

@@ -68,17 +68,19 @@ def term_columns(
     const double[::1] v,       # IN  (n,) first factors (ignored unless product)
     const double[::1] x,       # IN  (n,) values, or second factors
     bint product,              # IN  sum v * x instead of x
+    bint absolute=False,       # IN  the terms of |x| (deposit_signed_runs)
 ):
     """``(lowest, highest)`` limb column of the non-zero terms, or None.
 
-    Raises ValueError if an input is negative or not finite.
+    Raises ValueError if an input is negative (unless ``absolute``) or not
+    finite.
     """
     cdef Py_ssize_t n = x.shape[0], i
     cdef int64_t mx, ex, mv = 0, ev = 0, lo = 1 << 40, hi = -(1 << 40), c
     cdef bint ok = True
     with nogil:
         for i in range(n):
-            ok = _split(x[i], &mx, &ex)
+            ok = _split(fabs(x[i]) if absolute else x[i], &mx, &ex)
             if product:
                 ok = ok and _split(v[i], &mv, &ev)
             if not ok:
@@ -134,40 +136,10 @@ def deposit(
             _add_term(row, a1 * b1, e + 54, offset)
 
 
-def signed_run_columns(
-    const double[::1] signed,  # IN  (n,) weights, a positive row's as -w
-):
-    """``term_columns`` of the magnitudes ``|signed|``: ``(lowest, highest)`` or None.
-
-    Raises ValueError if a weight is not finite.
-    """
-    cdef Py_ssize_t n = signed.shape[0], i
-    cdef int64_t mx, ex, lo = 1 << 40, hi = -(1 << 40), c
-    cdef bint ok = True
-    with nogil:
-        for i in range(n):
-            ok = _split(fabs(signed[i]), &mx, &ex)
-            if not ok:
-                break
-            if mx == 0:
-                continue
-            c = _column(ex)
-            if c < lo:
-                lo = c
-            c = _column(ex + 53)
-            if c > hi:
-                hi = c
-    if not ok:
-        raise ValueError("exact sums need finite doubles")
-    if lo > hi:
-        return None
-    return int(lo), int(hi)
-
-
 def deposit_signed_runs(
     const int64_t[::1] counts,  # IN  (g,) rows of each value, in order
     const double[::1] signed,   # IN  (counts.sum(),) their weights, a positive row's as -w
-    int64_t offset,             # IN  column of limb 0 (signed_run_columns' lowest)
+    int64_t offset,             # IN  column of limb 0 (term_columns' lowest, absolute)
     int64_t[:, ::1] out,        # I/O (2 g, L) limbs, L >= highest - offset + 2
 ):
     """Add each row's weight to the limbs of group ``2 j + (its sign bit)``.
