@@ -63,14 +63,17 @@ class ExactSums:
         positive row's weight as ``-w`` (the exact sketch's build): group
         ``2 j`` sums the magnitudes of its entries without the sign bit,
         ``2 j + 1`` of those with it. ``of_doubles`` of ``|signed|`` by that
-        index, without the index (``deposit_signed_runs``); no more than
-        ``_CHUNK`` rows per value.
+        index, without the index (``deposit_signed_runs``). A value of more
+        than ``_CHUNK`` rows, whose limbs one kernel call could overflow,
+        takes that index, which ``of_doubles`` deposits in chunks.
         """
         counts = np.ascontiguousarray(counts, dtype=np.int64)
         signed = np.ascontiguousarray(signed, dtype=np.float64)
         k = 2 * counts.shape[0]
         if counts.shape[0] and int(counts.max()) > _CHUNK:
-            raise ValueError(f"at most {_CHUNK} rows per value")
+            index = np.repeat(np.arange(0, k, 2, dtype=np.int64), counts)
+            index += np.signbit(signed)
+            return cls.of_doubles(np.abs(signed), index, k)
         columns = term_columns(signed, signed, False, True)
         if columns is None:
             return cls.zeros(k)

@@ -135,10 +135,6 @@ _CHUNK_ROWS = 1 << 16
 # 4.7 ms of a build of 29 (benchmarks/bench_sketch.py, rounded predictions);
 # the rows at once took 51 bytes a row at 2 * 10**5 rows.
 _EXACT_BLOCK_SHARE = 4
-# A value's rows deposited in one kernel call (ExactSums.of_signed_runs: its
-# limbs cannot overflow below 2**28); a value of more rows goes through the
-# index arrays of ExactSums.of_doubles, which deposits in chunks.
-_EXACT_RUN_ROWS = 1 << 24
 
 
 def _all_rows(w, test, probe=256):
@@ -238,13 +234,7 @@ def _exact_of_rows(p, y, w, own_weights=False):
         signed = rows[r0 : ends[g1 - 1]]
         # one exact sum per (value, class): group 2 j for the negative rows of
         # the block's value j, 2 j + 1 for its positive ones (sign bit set)
-        if int(counts[g0:g1].max()) <= _EXACT_RUN_ROWS:
-            exact = ExactSums.of_signed_runs(counts[g0:g1], signed)
-        else:
-            index = np.repeat(np.arange(0, 2 * (g1 - g0), 2, dtype=np.int64), counts[g0:g1])
-            index += np.signbit(signed)
-            exact = ExactSums.of_doubles(np.abs(signed), index, 2 * (g1 - g0))
-        sums = CompactSums.from_exact(exact)
+        sums = CompactSums.from_exact(ExactSums.of_signed_runs(counts[g0:g1], signed))
         for cls, part in enumerate(parts):
             big = sums.rows % 2 == cls
             part.append((g0, CompactSums(

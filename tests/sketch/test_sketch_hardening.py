@@ -449,6 +449,12 @@ def test_dask_sketch_auto_budget_compacts_with_a_warning(monkeypatch):
             skcal.dask_sketch(dy, dp, max_size="big")
 
 
+def _limbs_value(sums, j):
+    """The exact rational held by group ``j`` of ``ExactSums`` ``sums``."""
+    return sum(Fraction(int(limb)) * Fraction(2) ** (32 * (sums.offset + c))
+               for c, limb in enumerate(sums.limbs[j]))
+
+
 def test_exact_sums_of_signed_runs_equal_the_sums_by_index():
     # the exact sketch's build sums each value's rows per class straight from
     # the runs (ExactSums.of_signed_runs): the sums of_doubles gives with the
@@ -472,11 +478,28 @@ def test_exact_sums_of_signed_runs_equal_the_sums_by_index():
         for j, x in zip(index, signed):
             exact[j] += Fraction(abs(float(x)))
         for j in range(2 * g):
-            value = sum(Fraction(int(limb)) * Fraction(2) ** (32 * (got.offset + c))
-                        for c, limb in enumerate(got.limbs[j]))
-            assert value == exact[j]
+            assert _limbs_value(got, j) == exact[j]
     with pytest.raises(ValueError, match="finite"):
         ExactSums.of_signed_runs(np.array([2]), np.array([1.0, np.inf]))
     with pytest.raises(ValueError, match="sum to"):
         ExactSums.of_signed_runs(np.array([3]), np.array([1.0, 2.0]))
     assert ExactSums.of_signed_runs(np.array([2]), np.array([0.0, -0.0])).limbs.shape == (2, 0)
+
+
+def test_exact_sums_of_long_runs_take_the_chunked_index(monkeypatch):
+    # a value of more rows than one kernel call may deposit (_CHUNK, here
+    # made 3) goes through of_doubles by index, which deposits in chunks:
+    # the same limbs
+    import skcal._exact_sums as exact_sums
+
+    monkeypatch.setattr(exact_sums, "_CHUNK", 3)
+    rng = np.random.default_rng(22)
+    counts = np.array([1, 5, 2, 7], dtype=np.int64)
+    signed = rng.exponential(size=int(counts.sum())) * rng.choice([-1.0, 1.0], counts.sum())
+    got = ExactSums.of_signed_runs(counts, signed)
+    index = np.repeat(np.arange(0, 8, 2, dtype=np.int64), counts) + np.signbit(signed)
+    exact = [Fraction(0)] * 8
+    for j, x in zip(index, signed):
+        exact[j] += Fraction(abs(float(x)))
+    for j in range(8):
+        assert _limbs_value(got, j) == exact[j]
