@@ -190,14 +190,19 @@ def group(y, p, w, work=0):
     written into ``values`` and grouped there in place
     (``group_label_keys``): the same counts, and about 25 bytes per sample.
     Weighted rows there are grouped by one ``np.sort`` of keys holding a
-    prefix of the prediction's bits above the row index (``prefix_keys``),
+    prefix of the prediction's bits above the row index (``prefix_keys``;
+    on [0.5, 1] the bits of ``1 - p``, mirrored, so that predictions piled
+    up just below 1 are told apart as well as those just above 0),
     then read in that order through the index (prefetched gathers) and the
     few rows of one prefix sorted by full prediction (``group_prefix_keys``):
     the radix sort's statistic bit for bit (stable: equal predictions summed
     in input order), at half its time at 10**7 and 25 bytes per sample. A
     prefix crowded with distinct predictions out of order (more than 8
     insertion moves per row in all) makes it decline, and the radix sort
-    groups instead.
+    groups instead. (With the plain bits of p a confident model's
+    predictions crowded the prefixes near 1: at 10**7 weighted rows
+    ``p = sigmoid(3 logit(q))`` declined, and every sorting measure took
+    1.3 to 1.4 times an ``np.argsort``; mirrored, 0.55 to 0.7 times.)
     Peak extra memory of the radix sort is about 33 bytes per sample (three
     output arrays, which the sort uses as buffers, one work array and the
     labels as bytes), plus a contiguous copy of stride-0 or strided

@@ -300,6 +300,58 @@ def _prefix_grouping(y, p, w):
     return None if k < 0 else np.array([a[:k] for a in out])
 
 
+def _spread_bits(p):
+    """The number ``prefix_keys`` takes a prefix of, written out: the bits of
+    p below 0.5, ``2 bits(0.5) - bits(1 - p)`` on [0.5, 1], the bits above 1
+    shifted into what is left."""
+    p = np.asarray(p, dtype=np.float64) + 0.0
+    half, one = 0x3FE0000000000000, 0x3FF0000000000000
+    out = []
+    for v in p.tolist():
+        u = int(np.float64(v).view(np.uint64))
+        if v < 0.5:
+            out.append(u)
+        elif v <= 1.0:
+            out.append(2 * half - int(np.float64(1.0 - v).view(np.uint64)))
+        else:
+            out.append(2 * half + 1 + ((u - one) >> 9))
+    return np.array(out, dtype=np.uint64)
+
+
+def test_prefix_keys_grow_with_the_prediction():
+    # the keys' prefix must order the rows as the predictions: the kernel's
+    # prefixes are those of the spread bits written out, which increase
+    # strictly with p on [0, 1] and do not decrease above
+    tiny = np.nextafter(0.0, 1.0)
+    near = [0.0, tiny, 1e-300, 1e-9, 0.25, np.nextafter(0.5, 0.0), 0.5,
+            np.nextafter(0.5, 1.0), 0.75, 1 - 2e-9, 1 - 1e-9,
+            np.nextafter(1.0, 0.0), 1.0, np.nextafter(1.0, 2.0), 1.5, 3.0,
+            1e300, np.finfo(np.float64).max]
+    rng = np.random.default_rng(3)
+    p = np.sort(np.concatenate([near, rng.random(200), 1 - rng.random(200) ** 8,
+                                rng.random(50) * 10]))
+    b = index_bits(p.shape[0])
+    keys = np.empty(p.shape[0], np.uint64)
+    assert prefix_keys(p, keys, b)
+    np.testing.assert_array_equal(keys & np.uint64(2**b - 1), np.arange(p.shape[0]))
+    prefix = keys >> np.uint64(b)
+    np.testing.assert_array_equal(prefix, _spread_bits(p) >> np.uint64(b - 1))
+    assert np.all(np.diff(prefix.astype(object)) >= 0)
+    inside = p <= 1.0
+    distinct = np.diff(p[inside]) > 0
+    assert np.all(np.diff(_spread_bits(p[inside]).astype(object))[distinct] > 0)
+    assert int(_spread_bits([np.finfo(np.float64).max])[0]) < 2**63
+    # a confident model's predictions, piled up just below 1 (distinct, in
+    # random order): the prefixes tell them apart as well as those near 0,
+    # so the key sort groups them and never declines to the radix sort
+    n = 4096
+    for p in (1.0 - rng.integers(1, 2**16, n) * 2.0**-53, rng.integers(1, 2**16, n) * 2.0**-53):
+        y, w = rng.integers(0, 2, n), rng.random(n)
+        got = _prefix_grouping(y, p, w)
+        assert got is not None
+        np.testing.assert_array_equal(got, _stable_grouping(y, p, w))
+
+
 def test_prefix_key_kernels(monkeypatch):
     # weighted rows: keys of a prefix of p's bits above the row index, one
     # sort, then rows gathered in order; rows of one prefix sorted by full p
@@ -330,7 +382,7 @@ def test_prefix_key_kernels(monkeypatch):
         if got is None:
             # declined only by its rule: the insertions' moves (pairs of rows
             # of one prefix out of order) above 8 per row, plus 64
-            prefix = (p + 0.0).view(np.uint64) >> np.uint64(index_bits(n) - 1)
+            prefix = _spread_bits(p) >> np.uint64(index_bits(n) - 1)
             moves = sum(
                 int(np.sum(p[i:][prefix[i:] == prefix[i]] < p[i])) for i in range(n)
             )

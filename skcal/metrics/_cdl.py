@@ -376,11 +376,10 @@ def _profile_hull(statistic):
     the hull.
     """
     weights, positives = statistic.weights, statistic.positives
-    if not (
-        np.isfinite(statistic.total)
-        and np.all(np.isfinite(weights))
-        and np.all(np.isfinite(positives))
-    ):
+    # the total (weights.sum()) is finite exactly when every weight and every
+    # positive weight is: they are >= 0, so an infinite one makes the sum
+    # infinite, and positives <= weights (one number, not three passes)
+    if not np.isfinite(statistic.total):
         # the sweep below would never pass a NaN rate (inf / inf): refuse first
         raise ValueError(
             "calibration_decision_loss needs finite weights: the grouped "

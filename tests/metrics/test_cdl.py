@@ -381,3 +381,20 @@ def test_profile_hull_matches_the_stored_profile(case):
     assert np.interp(0.5, hull_x, hull_h) == pytest.approx(
         np.interp(0.5, x[ref], h[ref]), abs=1e-15
     )
+
+
+
+def test_infinite_weight_sums_are_refused():
+    # a statistic whose weight sums overflowed (a merged sketch of huge
+    # weights) or hold a NaN: its total is not finite, and the sweep is
+    # never reached
+    from skcal._grouped import GroupedStatistic
+    from skcal.metrics._cdl import cdl_core
+
+    values = np.array([0.1, 0.5, 0.9])
+    for bad in (np.inf, np.nan):
+        statistic = GroupedStatistic(
+            values, np.array([1.0, bad, 2.0]), np.array([0.0, 1.0, 2.0])
+        )
+        with pytest.raises(ValueError, match="needs finite weights"):
+            cdl_core(statistic)
