@@ -398,3 +398,30 @@ def test_infinite_weight_sums_are_refused():
         )
         with pytest.raises(ValueError, match="needs finite weights"):
             cdl_core(statistic)
+
+
+def test_rates_are_ordered_stably():
+    # the sweep's rate stream: groups by rate, ties in index order (one sort
+    # of prefix keys, or a stable argsort when distinct rates share a prefix
+    # out of order): the order of np.argsort(kind="stable") exactly
+    from skcal._kernels._interval import _by_rate
+
+    rng = np.random.default_rng(8)
+    ulp = 2.0**-54  # the spacing of doubles in [0.25, 0.5)
+    for i in range(200):
+        m = int(rng.integers(1, 3000)) if i > 2 else i + 1
+        kind = i % 4
+        if kind == 0:
+            rates = rng.random(m) + 1e-300
+        elif kind == 1:
+            # groups of a few rows: few distinct rates, many ties
+            rates = rng.integers(1, 4, m) / rng.integers(4, 7, m)
+        elif kind == 2:
+            # distinct rates sharing prefixes, in any order
+            rates = 0.3 + rng.integers(0, 2**14, m) * ulp
+        else:
+            rates = np.sort(0.3 + rng.integers(0, 2**14, m) * ulp)
+        order, ordered = _by_rate(rates)
+        want = np.argsort(rates, kind="stable")
+        np.testing.assert_array_equal(order, want)
+        np.testing.assert_array_equal(ordered, rates[want])
