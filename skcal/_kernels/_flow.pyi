@@ -65,3 +65,24 @@ def smce_null_bracket_rows(
 ) -> float: ...
 def _set_buckets(on: bool, divisor: int = 16) -> None: ...
 def _set_inline_pcg64(on: bool) -> None: ...
+def smce_null_draw_counts(
+    values: NDArray[np.float64],
+    weights: NDArray[np.float64],
+    counts: NDArray[np.int64],
+    bit_generator: np.random.BitGenerator,
+    scale: float,
+    total: float,
+    heap: NDArray[np.float64],
+    positives: NDArray[np.float64],
+) -> float: ...
+def smce_null_bracket_counts(
+    values: NDArray[np.float64],
+    counts: NDArray[np.int64],
+    bit_generator: np.random.BitGenerator,
+    scale: float,
+    total: float,
+    ends: NDArray[np.intp],
+    means: NDArray[np.float64],
+    positives: NDArray[np.float64],
+    heap: NDArray[np.float64],
+) -> tuple[float, float]: ...

@@ -37,7 +37,7 @@
 from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport fabs
-from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memset
 
 from ._memory cimport work_malloc
@@ -1146,3 +1146,139 @@ def smce_null_bracket_rows(
                 err += wd[i] * fabs(p[i] - <double>hit)
     _give_back(bit_generator, state, &pcg)
     return err
+
+
+# --- null draws of values of several rows each (ties among rows of one weight)
+#
+# A value of ``c`` rows of weight ``scale`` gets ``scale`` times the number of
+# ``c`` uniforms below it: ``Binomial(c, v)`` exactly, drawn as the rows would
+# be, in the order of the values (the outcomes of ``rng.random(counts.sum())
+# < np.repeat(values, counts)`` summed per value). One double per row, so it
+# pays where the values hold few rows each (predictions rounded to float32);
+# numpy's binomial costs about 25 ns a value whatever its count.
+
+
+cdef inline Py_ssize_t _hits(
+    _bitgen_t* bitgen, skcal_pcg64* pcg, double v, int64_t c
+) noexcept nogil:
+    """How many of the next ``c`` doubles of the generator lie below ``v``."""
+    cdef int64_t _j
+    cdef Py_ssize_t hits = 0
+    if pcg != NULL:
+        for _j in range(c):
+            hits += skcal_pcg64_double(pcg) < v
+    else:
+        for _j in range(c):
+            hits += bitgen.next_double(bitgen.state) < v
+    return hits
+
+
+def smce_null_draw_counts(
+    const double[::1] values,           # IN  (K,) distinct predictions, increasing
+    const double[::1] weights,          # IN  (K,) weight per value (counts times scale)
+    const int64_t[::1] counts,          # IN  (K,) rows per value, >= 1
+    object bit_generator,               # IN/OUT a numpy BitGenerator; advanced by counts.sum()
+    double scale,                       # IN  the weight of every row, positive
+    double total,                       # IN  weights.sum()
+    double[::1] heap,                   # OUT (2K,) work: (key, weight) pairs
+    double[::1] positives,              # OUT (K,) the draw's positive weight per value
+):
+    """One null draw of the smCE tester on values of ``counts`` rows each.
+
+    ``positives[k]`` is ``scale`` times the number of the next ``counts[k]``
+    doubles of ``bit_generator`` below ``values[k]`` (see above), and the
+    return value is ``smce_one_side(values, weights, positives, total, heap,
+    buckets=True)``, the same number: the residuals summed in the same
+    order, then the same walk.
+    """
+    cdef Py_ssize_t K = values.shape[0], k
+    cdef double value, B = 0.0
+    cdef _bitgen_t* bitgen = NULL
+    cdef skcal_pcg64 pcg
+    cdef skcal_pcg64* inline_pcg = NULL
+    _need(K >= 1, "values must not be empty")
+    _need(weights.shape[0] == K and counts.shape[0] == K and positives.shape[0] == K,
+          "values, weights, counts and positives must have one length")
+    _need(heap.shape[0] >= 2 * K, "heap needs 2 len(values) entries")
+    for k in range(K):
+        _need(counts[k] >= 1, "counts must be positive")
+    state = _generator(bit_generator, &pcg, &bitgen)
+    if state is not None:
+        inline_pcg = &pcg
+    with nogil:
+        for k in range(K):
+            positives[k] = _hits(bitgen, inline_pcg, values[k], counts[k]) * scale
+            B += _residual(&values[0], &weights[0], &positives[0], NULL, 1.0, total, k)
+        value = _walk(&values[0], &weights[0], &positives[0], NULL, 1.0, K, total, B,
+                      &heap[0], True)
+    _give_back(bit_generator, state, &pcg)
+    if value < 0.0:
+        raise MemoryError("smce_null_draw_counts: no memory for the buckets")
+    return value
+
+
+def smce_null_bracket_counts(
+    const double[::1] values,           # IN  (K,) distinct predictions, increasing
+    const int64_t[::1] counts,          # IN  (K,) rows per value, >= 1
+    object bit_generator,               # IN/OUT a numpy BitGenerator; advanced by counts.sum()
+    double scale,                       # IN  the weight of every row, positive
+    double total,                       # IN  scale * counts.sum()
+    const Py_ssize_t[::1] ends,         # IN  (G,) one past each group's last value
+    const double[::1] means,            # IN  (G,) each group's mean value, by rows
+    double[::1] positives,              # OUT (G,) positive weight per group
+    double[::1] heap,                   # OUT (2G,) work: (key, weight) pairs
+):
+    """``smce_null_bracket`` of the draw of ``smce_null_draw_counts``.
+
+    The same outcomes (the generator advanced alike); each group's rows
+    moved to the group's mean by rows (``sum c_k v_k / sum c_k``, which
+    keeps the group's residual), of weight ``scale sum c_k``, and the bound
+    ``sum_k scale |v_k - m_g| |h_k - c_k v_k| / total`` (``h_k`` the value's
+    outcomes 1): ``(value, bound)`` as there.
+    """
+    cdef Py_ssize_t K = values.shape[0], G = ends.shape[0], g, k, start
+    cdef Py_ssize_t h, hits
+    cdef int64_t rows
+    cdef double value, err = 0.0, e, v
+    cdef _bitgen_t* bitgen = NULL
+    cdef skcal_pcg64 pcg
+    cdef skcal_pcg64* inline_pcg = NULL
+    _need(K >= 1, "values must not be empty")
+    _need(counts.shape[0] == K, "values and counts must have one length")
+    _need(G >= 1 and ends[G - 1] == K, "ends must end at len(values)")
+    _need(means.shape[0] == G and positives.shape[0] == G,
+          "ends, means and positives must have one length")
+    _need(heap.shape[0] >= 2 * G, "heap needs 2 len(ends) entries")
+    for g in range(G):
+        _need(ends[g] > (ends[g - 1] if g > 0 else 0), "ends must increase")
+    for k in range(K):
+        _need(counts[k] >= 1, "counts must be positive")
+    state = _generator(bit_generator, &pcg, &bitgen)
+    if state is not None:
+        inline_pcg = &pcg
+    cdef double* weights = <double*>PyMem_RawMalloc(G * sizeof(double))
+    if weights == NULL:
+        raise MemoryError("smce_null_bracket_counts: no memory for the group weights")
+    with nogil:
+        start = 0
+        for g in range(G):
+            hits = 0
+            rows = 0
+            e = 0.0
+            for k in range(start, ends[g]):
+                v = values[k]
+                h = _hits(bitgen, inline_pcg, v, counts[k])
+                hits += h
+                rows += counts[k]
+                e += fabs(v - means[g]) * fabs(<double>counts[k] * v - <double>h)
+            positives[g] = <double>hits * scale
+            weights[g] = <double>rows * scale
+            err += e
+            start = ends[g]
+        value = _one_side(&means[0], weights, &positives[0], NULL, 1.0, G, total,
+                          &heap[0], True)
+    PyMem_RawFree(weights)
+    _give_back(bit_generator, state, &pcg)
+    if value < 0.0:
+        raise MemoryError("smce_null_bracket_counts: no memory for the buckets")
+    return value, err * scale / total

@@ -892,11 +892,12 @@ def cutoff_label_keys(
 # Weights cannot ride in a key, but a row index can: the key is the top bits
 # of a number that grows with the prediction (a prefix of ``_spread_bits``,
 # below 2**63 for a finite p >= 0) above the row's index, so one ``np.sort``
-# of the keys orders the rows by prefix and, among equal prefixes, by index. One pass then reads each row's prediction,
-# outcome and weight through its index (gathers, prefetched ahead), sorts the
-# few rows of one prefix by their full prediction (an insertion sort, stable,
-# so rows of equal predictions keep their input order) and groups them: the
-# statistic of ``group_radix`` bit for bit, sums in input order.
+# of the keys orders the rows by prefix and, among equal prefixes, by index.
+# One pass then reads each row's prediction, outcome and weight through its
+# index (gathers, prefetched ahead), sorts the few rows of one prefix by
+# their full prediction (an insertion sort, stable, so rows of equal
+# predictions keep their input order) and groups them: the statistic of
+# ``group_radix`` bit for bit, sums in input order.
 
 cdef extern from *:
     """

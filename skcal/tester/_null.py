@@ -19,7 +19,7 @@ from .._input import (
     multiclass_input,
     power_of_two_scale,
 )
-from .._kernels._flow import smce_bernoulli, smce_null_draw
+from .._kernels._flow import smce_bernoulli, smce_null_draw, smce_null_draw_counts
 from ..measures import MEASURE_CLASSES, SmoothCalibrationError, UtilityCalibrationError
 from ..metrics._multiclass import utility_calibration_error
 
@@ -42,6 +42,14 @@ _KERNEL_DRAWS = True
 # smCE's sequential test may reject on McDiarmid's bound before its draws
 # settle (benchmarks/bench_tester.py turns this off to time the rule alone)
 _TAIL_BOUND = True
+# Ties among rows of one weight: up to this many rows per distinct prediction
+# on average, a draw takes one uniform per row (in the order of the values:
+# the counts of ``rng.random(n) < np.repeat(values, counts)`` per value);
+# beyond it, numpy's binomial per value. The same law, Binomial(count, v);
+# each costs what it reads (about 2.5 ns a row, 25 ns a value): predictions
+# rounded to float32 (about one row per value) took 28 ms a draw at 10**6
+# rows by the binomial, 3 by the rows' uniforms.
+_ROW_DRAWS_MAX_MEAN = 8
 
 
 def _registry():
@@ -150,8 +158,10 @@ class _BinaryData:
 
     The null redraws the positive weight of each distinct prediction: for
     equal weights ``c`` a ``c * Binomial(count, v)`` per value (exactly the law
-    of the group sum of ``y* ~ Bernoulli(p)``), otherwise one Bernoulli per row
-    summed into its group through an index computed once. A calibration
+    of the group sum of ``y* ~ Bernoulli(p)``; drawn as ``count`` uniforms
+    when the values hold few rows each, ``_ROW_DRAWS_MAX_MEAN``), otherwise
+    one Bernoulli per row summed into its group through an index computed
+    once. A calibration
     sketch of rows of one weight ``c`` gets the same exact law from its counts
     (``CalibrationSketch`` refuses compacted or mixed-weight sketches).
     """
@@ -225,9 +235,15 @@ class _BinaryData:
                 self.index = np.searchsorted(G.values, self.p)
         self.G = G
         self.core = measure._grouped_core
+        self.row_draws = False
         if self.p is None:
             self.int_counts = self.counts.astype(np.int64)
             self.single = bool(np.all(self.int_counts == 1))
+            # few rows per value: a uniform per row (see _ROW_DRAWS_MAX_MEAN)
+            self.row_draws = bool(
+                not self.single
+                and self.int_counts.sum() <= _ROW_DRAWS_MAX_MEAN * len(G)
+            )
         self.resampler = _Resampler(self)
         # smCE on distinct predictions of one weight: a draw is its uniforms
         # and one kernel call, which releases the GIL (so threads can share
@@ -239,6 +255,8 @@ class _BinaryData:
             and self.smce
             and np.all(G.weights == self.scale)
         )
+        # ... and on values of a few such rows each: one kernel call too
+        self.count_draws = bool(self.row_draws and self.smce)
         # The public function checks the options and gives the statistic.
         options = {
             k: v
@@ -270,6 +288,13 @@ class _BinaryData:
                 G.values, uniforms, self.scale, G.total, np.empty(2 * len(G))
             )
             return _as_value(value, "on a resample")
+        if self.count_draws and _KERNEL_DRAWS:
+            # the resampler's positives and smce_core of them, in one call
+            value = smce_null_draw_counts(
+                G.values, G.weights, self.int_counts, rng.bit_generator, self.scale,
+                G.total, np.empty(2 * len(G)), np.empty(len(G)),
+            )
+            return _as_value(value, "on a resample")
         return _as_value(
             self.core(G.with_positives(self.resampler(rng))),
             "on a resample",
@@ -292,6 +317,10 @@ class _Resampler:
         self.scale = getattr(data, "scale", None)
         self.int_counts = getattr(data, "int_counts", None)
         self.single = getattr(data, "single", False)
+        self.row_draws = getattr(data, "row_draws", False)
+        if self.row_draws:
+            self.starts = np.concatenate(([0], np.cumsum(self.int_counts)[:-1]))
+            self.n_rows = int(self.int_counts.sum())
 
     def __call__(self, rng):
         G = self.G
@@ -300,6 +329,9 @@ class _Resampler:
             positives = np.bincount(self.index, weights=self.w * hits, minlength=len(G))
         elif self.single:
             positives = (rng.random(len(G)) < G.values) * self.scale
+        elif self.row_draws:
+            hits = rng.random(self.n_rows) < np.repeat(G.values, self.int_counts)
+            positives = np.add.reduceat(hits, self.starts, dtype=np.int64) * self.scale
         else:
             positives = rng.binomial(self.int_counts, G.values) * self.scale
         return positives.astype(np.float64)
@@ -412,7 +444,8 @@ def _draw_all(draw, seeds, n_jobs):
     chunks = np.array_split(np.arange(len(seeds)), n_chunks)
     # draws that release the GIL share one process: no copy of the data
     owner = getattr(draw, "__self__", None)
-    prefer = "threads" if getattr(owner, "bernoulli", False) else None
+    releases = getattr(owner, "bernoulli", False) or getattr(owner, "count_draws", False)
+    prefer = "threads" if releases else None
     parts = Parallel(n_jobs=n_jobs, prefer=prefer)(
         delayed(_draw_chunk)(draw, [seeds[i] for i in chunk]) for chunk in chunks
     )

@@ -48,8 +48,10 @@ import numpy as np
 
 from .._kernels._flow import (
     smce_null_bracket,
+    smce_null_bracket_counts,
     smce_null_bracket_rows,
     smce_null_draw,
+    smce_null_draw_counts,
     smce_one_side,
 )
 from ..metrics._smce import smce_core
@@ -70,20 +72,29 @@ _GROUP_DIVISOR = 16
 def bracketed(data):
     """Whether the null draws of ``data`` (a ``_BinaryData``) are bracketed.
 
-    smCE's draws on distinct predictions of one weight (``bernoulli``) and
-    on weighted rows (``data.p`` kept); not those of a binomial count per
-    prediction (ties among rows of one weight), drawn per prediction.
+    smCE's draws on distinct predictions of one weight (``bernoulli``), on
+    predictions of a few rows of one weight each (``count_draws``: a uniform
+    per row) and on weighted rows (``data.p`` kept); not those of a binomial
+    count per prediction (many rows of one weight per prediction).
     """
     return bool(
         _BRACKETS
         and getattr(data, "smce", False)
-        and (getattr(data, "bernoulli", False) or getattr(data, "p", None) is not None)
+        and (
+            getattr(data, "bernoulli", False)
+            or getattr(data, "count_draws", False)
+            or getattr(data, "p", None) is not None
+        )
         and len(data.G) >= _BRACKET_FROM
     )
 
 
-def _groups(values):
-    """``(ends, means)``: consecutive groups of about ``sqrt(K) / 16`` values."""
+def _groups(values, counts=None):
+    """``(ends, means)``: consecutive groups of about ``sqrt(K) / 16`` values.
+
+    With ``counts`` (rows per value) the means are by rows, ``sum c_k v_k /
+    sum c_k``, which keeps each group's residual.
+    """
     K = values.shape[0]
     m = max(1, math.isqrt(K) // _GROUP_DIVISOR)
     ends = np.arange(m, K + m, m, dtype=np.intp)
@@ -91,7 +102,11 @@ def _groups(values):
     if ends.shape[0] > 1 and ends[-2] == K:  # pragma: no cover - m divides K
         ends = ends[:-1]
     starts = np.concatenate(([0], ends[:-1]))
-    means = np.add.reduceat(values, starts) / np.diff(np.append(starts, K))
+    if counts is None:
+        means = np.add.reduceat(values, starts) / np.diff(np.append(starts, K))
+    else:
+        rows = np.add.reduceat(counts, starts).astype(np.float64)
+        means = np.add.reduceat(values * counts, starts) / rows
     return ends, means
 
 
@@ -147,7 +162,10 @@ class SmceNull:
         self._scale = float(data.scale) if data.p is None else None
         self._total = float(G.total)
         self._resampler = data.resampler if data.p is not None else None
-        self._ends, self._means = _groups(self._values)
+        # values of a few rows each (data.count_draws): their counts
+        self._counts = data.int_counts if getattr(data, "count_draws", False) else None
+        self._weights = np.ascontiguousarray(G.weights, dtype=np.float64)
+        self._ends, self._means = _groups(self._values, self._counts)
         self._rows = _Rows(data, self._ends) if data.p is not None else None
         terms = self._values.shape[0] if self._rows is None else self._rows.margin_terms
         # rounding of the two smCE computations (each a sum of about 2 K terms
@@ -176,6 +194,12 @@ class SmceNull:
         """``(value, bound)`` of the draw of ``seed``: the exact one is within ``bound``."""
         rng = np.random.default_rng(seed)
         rows = self._rows
+        if rows is None and self._counts is not None:
+            G = self._ends.shape[0]
+            return smce_null_bracket_counts(
+                self._values, self._counts, rng.bit_generator, self._scale,
+                self._total, self._ends, self._means, np.empty(G), np.empty(2 * G),
+            )
         if rows is None:
             G = self._ends.shape[0]
             return smce_null_bracket(
@@ -211,7 +235,13 @@ class SmceNull:
     def draw(self, seed):
         """The draw of ``seed``, exactly: ``_BinaryData.draw(seed)``."""
         rng = np.random.default_rng(seed)
-        if self._resampler is None:
+        if self._resampler is None and self._counts is not None:
+            K = self._values.shape[0]
+            value = smce_null_draw_counts(
+                self._values, self._weights, self._counts, rng.bit_generator,
+                self._scale, self._total, np.empty(2 * K), np.empty(K),
+            )
+        elif self._resampler is None:
             value = smce_null_draw(
                 self._values, rng.bit_generator, self._scale, self._total,
                 np.empty(2 * self._values.shape[0]),

@@ -14,7 +14,13 @@ import numpy as np
 import pytest
 
 from skcal._kernels import _flow
-from skcal._kernels._flow import smce_null_bracket, smce_null_draw
+from skcal._kernels._flow import (
+    smce_null_bracket,
+    smce_null_bracket_counts,
+    smce_null_draw,
+    smce_null_draw_counts,
+    smce_one_side,
+)
 from skcal.tester import CalibrationTester, _smcebound
 from skcal.tester._smcebound import SmceNull, _groups
 
@@ -211,7 +217,8 @@ def test_bracketed_only_where_smce_draws_rows(monkeypatch):
     p = rng.random(300)
     y = (rng.random(300) < p).astype(int)
     cases = [
-        (dict(), dict(y_prob=np.round(p, 1))),  # one weight, ties: binomial draws
+        # one weight, many rows per prediction: binomial draws
+        (dict(), dict(y_prob=np.round(p, 1))),
         (dict(measure="cutoff"), dict()),
         (dict(measure="cutoff"), dict(sample_weight=rng.random(300) + 0.5)),
     ]
@@ -220,6 +227,9 @@ def test_bracketed_only_where_smce_draws_rows(monkeypatch):
         tester = CalibrationTester(random_state=0, **params).fit(y, **kw)
         assert isinstance(tester.__dict__["_null_statistics"], np.ndarray)
     tester = CalibrationTester(random_state=0).fit(y, p)
+    assert isinstance(tester.__dict__["_null_statistics"], SmceNull)
+    # one weight, a few rows per prediction: a uniform per row, bracketed
+    tester = CalibrationTester(random_state=0).fit(y, np.round(p, 3))
     assert isinstance(tester.__dict__["_null_statistics"], SmceNull)
     # below _BRACKET_FROM distinct predictions, every draw is exact
     monkeypatch.setattr(_smcebound, "_BRACKET_FROM", 301)
@@ -286,3 +296,150 @@ def test_bracket_rows_kernel():
             np.array([0.5]), np.ones(1), np.ones(1), np.array([1], dtype=np.intp),
             np.random.PCG64(0), np.empty(1),
         )
+
+
+# --- values of a few rows each (ties among rows of one weight) ---------------
+
+
+def _counts_case(rng, max_k):
+    """Predictions, rows per prediction (1 to 4, half of them 1), a weight, a seed."""
+    values = _values(rng, int(rng.integers(1, max_k)))
+    K = values.shape[0]
+    counts = rng.integers(1, 5, K).astype(np.int64)
+    counts[rng.random(K) < 0.5] = 1
+    scale = float(rng.choice([1.0, 0.25, 2.0, 3.0]))
+    return values, counts, scale, int(rng.integers(2**31))
+
+
+def _row_positives(generator, seed, values, counts, scale):
+    """What the rows' uniforms give: counts of random(n) < repeat(values, counts)."""
+    rng = np.random.Generator(generator(seed))
+    hits = rng.random(int(counts.sum())) < np.repeat(values, counts)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    return np.add.reduceat(hits, starts, dtype=np.int64) * scale, rng.random(4)
+
+
+@pytest.mark.parametrize("generator", [np.random.PCG64, np.random.Philox])
+@pytest.mark.parametrize("inline", [True, False])
+def test_count_draws_are_the_rows_uniforms(generator, inline):
+    # the positives of the rows' uniforms (the generator left alike), and the
+    # smCE of smce_one_side on them, bit for bit; the LP of the reference
+    rng = np.random.default_rng(11)
+    _flow._set_inline_pcg64(inline)
+    try:
+        for case in range(60):
+            values, counts, scale, seed = _counts_case(rng, 200)
+            K = values.shape[0]
+            weights = counts * scale
+            total = float(weights.sum())
+            bg = generator(seed)
+            positives = np.empty(K)
+            value = smce_null_draw_counts(
+                values, weights, counts, bg, scale, total, np.empty(2 * K), positives
+            )
+            want, after = _row_positives(generator, seed, values, counts, scale)
+            np.testing.assert_array_equal(positives, want)
+            np.testing.assert_array_equal(np.random.Generator(bg).random(4), after)
+            assert value == smce_one_side(values, weights, want, total, np.empty(2 * K), True)
+            if case % 6 == 0:
+                y = np.concatenate([np.ones(K), np.zeros(K)])
+                w = np.concatenate([want, weights - want])
+                p = np.concatenate([values, values])
+                keep = w > 0
+                assert value == pytest.approx(
+                    smce_linprog(y[keep], p[keep], w[keep]), abs=1e-7
+                ), case
+    finally:
+        _flow._set_inline_pcg64(True)
+
+
+def test_count_bracket_is_the_grouped_smce_and_bounds_the_draw():
+    # the same outcomes as the exact draw; value: smCE of each group's rows at
+    # the group's mean by rows; the exact draw within value +- bound
+    rng = np.random.default_rng(12)
+    for case in range(80):
+        values, counts, scale, seed = _counts_case(rng, 80)
+        K = values.shape[0]
+        ends = _random_ends(rng, K)
+        _, means = _groups(values, counts) if case % 2 else (None, None)
+        if means is None or means.shape[0] != ends.shape[0]:
+            starts = np.concatenate(([0], ends[:-1]))
+            means = np.add.reduceat(values * counts, starts) / np.add.reduceat(counts, starts)
+        G = ends.shape[0]
+        total = float(counts.sum() * scale)
+        bg = np.random.PCG64(seed)
+        positives = np.empty(G)
+        value, bound = smce_null_bracket_counts(
+            values, counts, bg, scale, total, ends, means, positives, np.empty(2 * G)
+        )
+        rows, after = _row_positives(np.random.PCG64, seed, values, counts, scale)
+        np.testing.assert_array_equal(np.random.Generator(bg).random(4), after)
+        starts = np.concatenate(([0], ends[:-1]))
+        np.testing.assert_array_equal(positives, np.add.reduceat(rows, starts))
+        group_weight = np.add.reduceat(counts, starts) * scale
+        y = np.concatenate([np.ones(G), np.zeros(G)])
+        p = np.concatenate([means, means])
+        w = np.concatenate([positives, group_weight - positives])
+        keep = w > 0
+        assert value == pytest.approx(smce_linprog(y[keep], p[keep], w[keep]), abs=1e-7), case
+        exact = smce_null_draw_counts(
+            values, counts * scale, counts, np.random.PCG64(seed), scale, total,
+            np.empty(2 * K), np.empty(K),
+        )
+        assert abs(exact - value) <= bound + 1e-9, case
+        assert bound * total / scale == pytest.approx(
+            np.sum(np.abs(values - np.repeat(means, np.diff(np.append(starts, K))))
+                   * np.abs(rows / scale - counts * values)), rel=1e-12, abs=1e-12
+        )
+
+
+def test_count_kernels_input_errors():
+    v = np.array([0.2, 0.5, 0.9])
+    c = np.array([1, 2, 1], dtype=np.int64)
+    bg = np.random.PCG64(0)
+    with pytest.raises(ValueError, match="one length"):
+        smce_null_draw_counts(v, c * 1.0, c[:2].copy(), bg, 1.0, 4.0, np.empty(6), np.empty(3))
+    with pytest.raises(ValueError, match="positive"):
+        smce_null_draw_counts(v, c * 1.0, c * 0, bg, 1.0, 4.0, np.empty(6), np.empty(3))
+    with pytest.raises(ValueError, match="heap"):
+        smce_null_draw_counts(v, c * 1.0, c, bg, 1.0, 4.0, np.empty(5), np.empty(3))
+    ends, means = np.array([1, 3], dtype=np.intp), np.array([0.2, 0.63])
+    with pytest.raises(ValueError, match="one length"):
+        smce_null_bracket_counts(v, c[:2].copy(), bg, 1.0, 4.0, ends, means,
+                                 np.empty(2), np.empty(4))
+    with pytest.raises(ValueError, match="positive"):
+        smce_null_bracket_counts(v, -c, bg, 1.0, 4.0, ends, means, np.empty(2), np.empty(4))
+    with pytest.raises(ValueError, match="end at len"):
+        smce_null_bracket_counts(v, c, bg, 1.0, 4.0, np.array([1, 2], dtype=np.intp),
+                                 means, np.empty(2), np.empty(4))
+
+
+@pytest.mark.parametrize("n", [1, 40, 3000])
+def test_count_draws_with_brackets_are_the_tester(n, monkeypatch):
+    # predictions rounded so that each holds a few rows of one weight: the
+    # bracketed tester gives the answers of every draw exact, and the draws
+    # are those of the resampler's positives (what the dCE and other
+    # measures' draws read) through smce_core
+    from skcal.metrics._smce import smce_core
+    from skcal.tester._null import _BinaryData
+
+    rng = np.random.default_rng(300 + n)
+    p = np.round(rng.random(n), 3)
+    for shift in (0.0, 0.1):
+        y = (rng.random(n) < np.minimum(p + shift, 1)).astype(int)
+        for risk in (0.001, None):
+            kw = dict(random_state=7, resampling_risk=risk, n_resamples=299)
+            monkeypatch.setattr(_smcebound, "_BRACKET_FROM", 1)
+            monkeypatch.setattr(_smcebound, "_BRACKETS", False)
+            slow = CalibrationTester(**kw).fit(y, p)
+            monkeypatch.setattr(_smcebound, "_BRACKETS", True)
+            fast = CalibrationTester(**kw).fit(y, p)
+            _same(fast, slow)
+            _same(pickle.loads(pickle.dumps(fast)), slow)
+    tester = CalibrationTester()
+    measure, _ = tester._check_params()
+    data = _BinaryData(measure, y, p, np.full(n, 0.5), None, None)
+    assert data.count_draws == (len(data.G) < n)
+    for seed in range(3):
+        positives = data.resampler.positives(seed)
+        assert data.draw(seed) == float(smce_core(data.G.with_positives(positives)))
