@@ -78,6 +78,19 @@ the kernel and walks with buckets. It first times single draws at n = 10**6
 (CPU ms per draw, before and after alternated, on the calibrated data of
 seed 1), then ``decide`` as above; decisions, p-values and null statistics
 must agree (to 1e-12: only the order of the final sum differs).
+
+``--predictions NAME`` draws the predictions of the ``--tail`` runs from
+another law: ``uniform`` (the default), ``float32`` (uniform, rounded to
+float32 as most models output them: about one row per distinct value, some
+values of two), ``arcsine`` (Beta(0.5, 0.5)) or ``bimodal`` (a confident
+model: Beta(0.3, 5) or Beta(5, 0.3) by a fair coin).
+
+``python benchmarks/bench_tester.py --tail --counts --predictions float32``
+compares the draws of ties among rows of one weight: "before" draws a
+binomial per distinct prediction (``skcal.tester._null._ROW_DRAWS_MAX_MEAN``
+set to 0, as in the previous version), "after" a uniform per row in a
+kernel, bracketed. The two draw other random numbers from the same law, so
+only the decisions are compared.
 """
 
 import os
@@ -402,6 +415,8 @@ def _use_before(before):
 
     if _BEFORE == "bracket":
         smcebound._BRACKETS = not before
+    elif _BEFORE == "counts":
+        null._ROW_DRAWS_MAX_MEAN = 0 if before else 8
     elif _BEFORE == "draw":
         null._KERNEL_DRAWS = not before
         flow._set_buckets(not before)
@@ -439,10 +454,25 @@ def _timed_cpu(y, p, seed, n_jobs=None, sample_weight=None, **params):
     return seconds, time.process_time() - cpu, tester
 
 
-def tail(n_seeds, n_before, n_jobs=None):
+def _predictions(name, n):
+    """``n`` predictions of the law ``name`` (see the module docstring)."""
+    rng = np.random.default_rng(n)
+    if name == "uniform":
+        return rng.random(n)
+    if name == "float32":
+        return rng.random(n).astype(np.float32).astype(np.float64)
+    if name == "arcsine":
+        return rng.beta(0.5, 0.5, n)
+    if name == "bimodal":
+        return np.where(rng.random(n) < 0.5, rng.beta(0.3, 5, n), rng.beta(5, 0.3, n))
+    raise ValueError(f"unknown predictions {name!r}")
+
+
+def tail(n_seeds, n_before, n_jobs=None, predictions="uniform"):
     n = 10**6
-    p = np.random.default_rng(n).random(n)
-    print(f"smCE tester, n = {n}, default settings (n_jobs={n_jobs}); "
+    p = _predictions(predictions, n)
+    print(f"smCE tester, n = {n}, predictions {predictions} ({np.unique(p).shape[0]} "
+          f"distinct), default settings (n_jobs={n_jobs}); "
           "target median <= 1 s, max <= 3 s")
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if _BEFORE == "draw":
@@ -473,7 +503,8 @@ def tail(n_seeds, n_before, n_jobs=None):
             if "before" in results:
                 old, new = results["before"][2], result
                 same = old.result_.calibrated == new.result_.calibrated and (
-                    old.n_resamples_ != new.n_resamples_
+                    _BEFORE == "counts"  # other random numbers: the decision only
+                    or old.n_resamples_ != new.n_resamples_
                     or (old.p_value_ == new.p_value_
                         and old.threshold_ == new.threshold_
                         and np.allclose(old.null_statistics_, new.null_statistics_,
@@ -551,13 +582,16 @@ def main():
     if "--tail" in sys.argv:
         global _BEFORE
         _BEFORE = ("draw" if "--draw" in sys.argv
-                   else "bracket" if "--bracket" in sys.argv else "tail")
+                   else "bracket" if "--bracket" in sys.argv
+                   else "counts" if "--counts" in sys.argv else "tail")
 
         def option(name, default):
             return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
 
+        predictions = (sys.argv[sys.argv.index("--predictions") + 1]
+                       if "--predictions" in sys.argv else "uniform")
         tail(option("--seeds", 20), option("--before-seeds", 3),
-             option("--n-jobs", None))
+             option("--n-jobs", None), predictions)
         return
     print("numpy", np.__version__, "| python", sys.version.split()[0])
     np.show_runtime()

@@ -1158,18 +1158,35 @@ def smce_null_bracket_rows(
 # numpy's binomial costs about 25 ns a value whatever its count.
 
 
+cdef int64_t _least(const int64_t* counts, Py_ssize_t K) noexcept nogil:
+    """The least of ``counts[:K]`` (K >= 1): one check for the kernels' entry."""
+    cdef int64_t least = counts[0]
+    cdef Py_ssize_t k
+    for k in range(1, K):
+        least = counts[k] if counts[k] < least else least
+    return least
+
+
 cdef inline Py_ssize_t _hits(
     _bitgen_t* bitgen, skcal_pcg64* pcg, double v, int64_t c
 ) noexcept nogil:
-    """How many of the next ``c`` doubles of the generator lie below ``v``."""
+    """How many of the next ``c`` doubles (``c >= 1``) of the generator lie below ``v``.
+
+    The first without a loop: most values hold one row, and a loop of a
+    count that varies cost twice the draw in branches mispredicted.
+    """
     cdef int64_t _j
-    cdef Py_ssize_t hits = 0
+    cdef Py_ssize_t hits
     if pcg != NULL:
-        for _j in range(c):
-            hits += skcal_pcg64_double(pcg) < v
+        hits = skcal_pcg64_double(pcg) < v
+        if c > 1:
+            for _j in range(c - 1):
+                hits += skcal_pcg64_double(pcg) < v
     else:
-        for _j in range(c):
-            hits += bitgen.next_double(bitgen.state) < v
+        hits = bitgen.next_double(bitgen.state) < v
+        if c > 1:
+            for _j in range(c - 1):
+                hits += bitgen.next_double(bitgen.state) < v
     return hits
 
 
@@ -1194,21 +1211,26 @@ def smce_null_draw_counts(
     cdef Py_ssize_t K = values.shape[0], k
     cdef double value, B = 0.0
     cdef _bitgen_t* bitgen = NULL
-    cdef skcal_pcg64 pcg
+    cdef skcal_pcg64 pcg, local
     cdef skcal_pcg64* inline_pcg = NULL
     _need(K >= 1, "values must not be empty")
     _need(weights.shape[0] == K and counts.shape[0] == K and positives.shape[0] == K,
           "values, weights, counts and positives must have one length")
     _need(heap.shape[0] >= 2 * K, "heap needs 2 len(values) entries")
-    for k in range(K):
-        _need(counts[k] >= 1, "counts must be positive")
+    _need(_least(&counts[0], K) >= 1, "counts must be positive")
     state = _generator(bit_generator, &pcg, &bitgen)
     if state is not None:
-        inline_pcg = &pcg
+        # the state in a local the compiler can keep in registers (through
+        # &pcg it went to memory and back at every double: the writes to
+        # positives might alias it)
+        local = pcg
+        inline_pcg = &local
     with nogil:
         for k in range(K):
             positives[k] = _hits(bitgen, inline_pcg, values[k], counts[k]) * scale
             B += _residual(&values[0], &weights[0], &positives[0], NULL, 1.0, total, k)
+        if inline_pcg != NULL:
+            pcg = local
         value = _walk(&values[0], &weights[0], &positives[0], NULL, 1.0, K, total, B,
                       &heap[0], True)
     _give_back(bit_generator, state, &pcg)
@@ -1241,7 +1263,7 @@ def smce_null_bracket_counts(
     cdef int64_t rows
     cdef double value, err = 0.0, e, v
     cdef _bitgen_t* bitgen = NULL
-    cdef skcal_pcg64 pcg
+    cdef skcal_pcg64 pcg, local
     cdef skcal_pcg64* inline_pcg = NULL
     _need(K >= 1, "values must not be empty")
     _need(counts.shape[0] == K, "values and counts must have one length")
@@ -1251,11 +1273,11 @@ def smce_null_bracket_counts(
     _need(heap.shape[0] >= 2 * G, "heap needs 2 len(ends) entries")
     for g in range(G):
         _need(ends[g] > (ends[g - 1] if g > 0 else 0), "ends must increase")
-    for k in range(K):
-        _need(counts[k] >= 1, "counts must be positive")
+    _need(_least(&counts[0], K) >= 1, "counts must be positive")
     state = _generator(bit_generator, &pcg, &bitgen)
     if state is not None:
-        inline_pcg = &pcg
+        local = pcg                     # in registers: see smce_null_draw_counts
+        inline_pcg = &local
     cdef double* weights = <double*>PyMem_RawMalloc(G * sizeof(double))
     if weights == NULL:
         raise MemoryError("smce_null_bracket_counts: no memory for the group weights")
@@ -1275,6 +1297,8 @@ def smce_null_bracket_counts(
             weights[g] = <double>rows * scale
             err += e
             start = ends[g]
+        if inline_pcg != NULL:
+            pcg = local
         value = _one_side(&means[0], weights, &positives[0], NULL, 1.0, G, total,
                           &heap[0], True)
     PyMem_RawFree(weights)
