@@ -559,3 +559,25 @@ def test_unsupported_options_on_a_compacted_sketch_raise():
     exact = CalibrationSketch(y, p)
     _, details = smooth_calibration_error(exact, return_details=True)
     assert "error_bound" not in details
+
+
+@pytest.mark.parametrize("own", [False, True])
+def test_exact_rows_state_cuts_its_buffers_in_place(own):
+    # the exact build's four row buffers cut to what they hold (resized in
+    # place, or the caller's given-up weights copied): the state of the
+    # in-memory grouping, with ties, single rows and zero weights
+    from skcal.sketch._state import _exact_of_rows
+
+    rng = np.random.default_rng(31)
+    for n in (1, 2, 50, 3000):
+        p = np.round(rng.random(n), int(rng.integers(1, 4)))
+        y = rng.integers(0, 2, n)
+        w = rng.exponential(size=n)
+        w[rng.random(n) < 0.1] = 0.0
+        state = _exact_of_rows(p, y, w.copy(), own_weights=own)
+        g = group(y, p, w)
+        np.testing.assert_array_equal(state.values, g.values)
+        for sums, want in ((state.neg, g.weights - g.positives), (state.pos, g.positives)):
+            got = sums.to_float()
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+            assert got.shape == g.values.shape
