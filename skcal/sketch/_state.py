@@ -258,14 +258,22 @@ def _exact_of_rows(p, y, w, own_weights=False):
     return _Exact(values, *out)
 
 
-def _compact_points(p, neg_w, pos_w, max_size):
+def _compact_points(p, neg_w, pos_w, max_size, level=None):
     """The compacted state of weighted points, without per-value exact sums.
 
     ``p`` are distinct predictions in increasing order (grouped rows) with the
     weight of their negative and of their positive outcomes, each an exact sum.
     The level is the finest with at most ``max_size`` atoms, exactly as
-    compacting the exact state would choose it.
+    compacting the exact state would choose it (:func:`_points_level`), unless
+    ``level`` is given.
     """
+    if level is None:
+        level = _points_level(p, neg_w, pos_w, max_size)
+    return _points_at(p, neg_w, pos_w, level)
+
+
+def _points_level(p, neg_w, pos_w, max_size):
+    """The finest level at which the points (weights > 0) take at most ``max_size`` atoms."""
     # distinct cells of the finest level, per class, sorted
     present = [p[neg_w > 0], p[pos_w > 0]]
     fine = [cells_of(v, MAX_LEVEL) for v in present]
@@ -286,7 +294,11 @@ def _compact_points(p, neg_w, pos_w, max_size):
             lo = mid
         else:
             hi = mid - 1
-    level = lo
+    return lo
+
+
+def _points_at(p, neg_w, pos_w, level):
+    """The points' atoms on the cells of ``level`` (see :func:`_compact_points`)."""
     # sorted values: the occupied cells and each value's cell index in one
     # linear pass (values of weight zero in both classes get any index: unused)
     cell = cells_of(p, level)
@@ -336,12 +348,12 @@ def _fit(state, max_size):
     if isinstance(state, _Exact):
         if state.size() <= max_size:
             return state
-        if not state.neg.rows.shape[0] and not state.pos.rows.shape[0]:
-            # every sum a double: straight to the compacted state
-            return _compact_points(
-                state.values, state.neg.doubles, state.pos.doubles, max_size
-            )
-        state = state.at_level(MAX_LEVEL)
+        # the level from the doubles (a sum is > 0 exactly when its rounding
+        # is), then the atoms on it, the values of multi-limb sums apart
+        # (_Exact.at_level)
+        return state.at_level(
+            _points_level(state.values, state.neg.doubles, state.pos.doubles, max_size)
+        )
     level = state.fitting_level(max_size)
     return state.at_level(level) if level < state.level else state
 
@@ -373,11 +385,31 @@ class _Exact:
         return self.values, self.neg, self.pos
 
     def at_level(self, level):
-        """Atoms on the cells of ``level``."""
-        cells = cells_of(self.values, level)
-        return _Compacted.from_groups(
-            cells, self.values, self.neg.to_exact(), self.pos.to_exact(), level
+        """Atoms on the cells of ``level``.
+
+        The values whose sums are all doubles go the way of weighted points
+        (``_points_at``: exact products of doubles); only the few whose
+        negative or positive sum needs more than a double go through
+        multi-limb sums (``from_groups``), and the two are combined. All of
+        them in limbs, as before, took 33 times a direct smCE to build a
+        bounded sketch of 10**6 weighted rows of float32 predictions (2% of
+        the values repeated), 3.6 times without repeats.
+        """
+        big = np.union1d(self.neg.rows, self.pos.rows)
+        if big.shape[0] == 0:
+            return _points_at(self.values, self.neg.doubles, self.pos.doubles, level)
+        apart = np.zeros(self.size(), dtype=bool)
+        apart[big] = True
+        neg_w, pos_w = self.neg.doubles.copy(), self.pos.doubles.copy()
+        neg_w[apart] = 0.0
+        pos_w[apart] = 0.0
+        points = _points_at(self.values, neg_w, pos_w, level)
+        values = self.values[apart]
+        multi = _Compacted.from_groups(
+            cells_of(values, level), values, self.neg.take(apart).to_exact(),
+            self.pos.take(apart).to_exact(), level,
         )
+        return _Compacted.combine([points, multi], level)
 
     def encode(self):
         return (

@@ -581,3 +581,33 @@ def test_exact_rows_state_cuts_its_buffers_in_place(own):
             got = sums.to_float()
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
             assert got.shape == g.values.shape
+
+
+def test_exact_state_compacts_as_all_in_limbs():
+    # _Exact.at_level takes the values of double sums as weighted points and
+    # only those of multi-limb sums through limbs: the atoms of all of them
+    # through limbs (Compacted.from_groups, the obviously exact way), exactly
+    from skcal._grouped import cells_of
+    from skcal.sketch._state import _Compacted, _exact_of_rows
+
+    rng = np.random.default_rng(32)
+    for case in range(12):
+        n = int(rng.integers(2, 3000))
+        p = rng.random(n).astype(np.float32).astype(np.float64)
+        p[: n // 3] = np.round(p[: n // 3], 2)  # repeated values: multi-limb sums
+        y = rng.integers(0, 2, n)
+        w = rng.exponential(size=n) * 10.0 ** rng.uniform(-3, 3, n)
+        state = _exact_of_rows(p, y, w)
+        if case % 3 == 0:
+            assert state.neg.rows.shape[0] + state.pos.rows.shape[0] > 0
+        for level in (0, 3, 11, 30):
+            got = state.at_level(level)
+            want = _Compacted.from_groups(
+                cells_of(state.values, level), state.values, state.neg.to_exact(),
+                state.pos.to_exact(), level,
+            )
+            np.testing.assert_array_equal(got.cells, want.cells)
+            np.testing.assert_array_equal(got.ranges, want.ranges)
+            for a in (0, 1):
+                assert got.masses[a].same_as(want.masses[a])
+                assert got.moments[a].same_as(want.moments[a])
