@@ -15,7 +15,7 @@
 # the same on every row is skipped. The kernel checks its argument shapes;
 # the caller validates the contents (p in [0, 1], w >= 0 and finite).
 
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_RawFree, PyMem_RawMalloc
 from libc.math cimport signbit
 from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memset
@@ -124,4 +124,166 @@ def group_rows_exact(
                 s = e
     finally:
         PyMem_Free(counts)
+    return k, m
+
+
+# --- the same grouping from one np.sort of prefix keys (numpy's SIMD sort)
+#
+# Where numpy sorts 64-bit integers with AVX-512 or AVX2, the rows are
+# ordered as the measures' weighted grouping orders them
+# (``_kernels/_interval.pyx``: ``prefix_keys``, one ``np.sort``, the rows of
+# one prefix sorted by full prediction in a buffer), and grouped as above.
+# Read through the index, the weights cannot share memory with an output,
+# so the repeated values' rows go to the tail of ``pos`` instead of a fourth
+# array: a value of c >= 2 rows keeps its first row's signed weight in its
+# own ``pos`` entry and the other c - 1 at the tail, from the end down. After
+# r rows, k groups and m tail rows have k + m <= r (each group of c rows
+# adds 1 + (c - 1)), so the two never meet: 24 bytes per row in all.
+
+cdef Py_ssize_t _SORT_MAX = 4096        # rows of one prefix sorted in a buffer
+cdef Py_ssize_t _AHEAD = 64             # rows read ahead (as _interval.pyx)
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define skcal_sketch_prefetch(p) __builtin_prefetch(p)
+    #else
+    #define skcal_sketch_prefetch(p) ((void)0)
+    #endif
+    """
+    void skcal_sketch_prefetch(const void* p) noexcept nogil
+
+
+cdef inline void _emit(
+    double* values, double* neg, double* pos, Py_ssize_t k, uint64_t u,
+    Py_ssize_t count, double first,
+) noexcept nogil:
+    """Write group ``k``: value bits ``u``, ``count`` rows, the first row's signed weight."""
+    cdef _Bits bits
+    bits.u = u
+    values[k] = bits.d
+    if count > 1:
+        neg[k] = <double> -count
+        pos[k] = first
+    elif signbit(first):
+        neg[k] = 0.0
+        pos[k] = -first
+    else:
+        neg[k] = first
+        pos[k] = 0.0
+
+
+def group_keys_exact(
+    const uint64_t[::1] keys,           # IN  (n,) sorted keys of prefix_keys (may be values)
+    const double[::1] p,                # IN  predictions in [0, 1], any order
+    const label_t[::1] y,               # IN  outcomes (non-zero is positive)
+    const double[::1] w,                # IN  non-negative weights
+    double[::1] values,                 # OUT distinct sorted p (first k)
+    double[::1] neg,                    # OUT per value, see below (first k)
+    double[::1] pos,                    # OUT per value (first k); repeated rows (last m)
+    int b,                              # IN  index bits of the keys
+):
+    """``group_rows_exact`` from sorted prefix keys; return ``(k, m)``, or ``(-1, 0)``.
+
+    ``values``, ``neg`` and ``pos[:k]`` as there, except that a value of
+    ``c >= 2`` rows has its first row's signed weight in ``pos[j]`` (not
+    0.0) and its other ``c - 1`` rows' signed weights in ``pos[n - m:]``,
+    the values' runs from the end down (so ``pos[n - m:][::-1]`` holds them
+    in the order of the values). Which row of a value is first is not
+    fixed: exact sums do not depend on the order. A prefix of more than
+    4096 rows out of order, or more than 8 insertion moves per row in all,
+    makes it stop and return ``(-1, 0)`` (the caller then radix-sorts).
+    """
+    cdef Py_ssize_t n = keys.shape[0], j = 0, e, t, s, r, k = 0, m = 0, count = 0
+    cdef Py_ssize_t c, budget = 8 * n + 64
+    cdef uint64_t mask = (<uint64_t> 1 << b) - 1, prefix, u, cur = 0
+    cdef _Bits bits
+    cdef double x, first = 0.0, prev
+    cdef bint ordered
+    cdef double* buf = NULL             # (bits of p, signed weight) of one prefix's rows
+    _need(p.shape[0] == n and y.shape[0] == n and w.shape[0] == n,
+          "keys, p, y and w must have one length")
+    _need(values.shape[0] >= n and neg.shape[0] >= n and pos.shape[0] >= n,
+          "values, neg and pos need len(keys) entries")
+    _need(1 <= b <= 40, "b must be 1 to 40")
+    if n == 0:
+        return 0, 0
+    try:
+        with nogil:
+            while j < n:
+                prefix = keys[j] >> b
+                e = j + 1
+                while e < n and keys[e] >> b == prefix:
+                    e += 1
+                c = e - j
+                ordered = True
+                if c > 1:
+                    prev = -1.0
+                    for t in range(j, e):
+                        x = p[<Py_ssize_t> (keys[t] & mask)] + 0.0
+                        if x < prev:
+                            ordered = False
+                            break
+                        prev = x
+                if not ordered:
+                    if c > _SORT_MAX:
+                        k = -1
+                        break
+                    if buf == NULL:
+                        buf = <double*> PyMem_RawMalloc(2 * _SORT_MAX * sizeof(double))
+                        if buf == NULL:
+                            k = -2
+                            break
+                    for t in range(c):
+                        r = <Py_ssize_t> (keys[j + t] & mask)
+                        x = p[r] + 0.0
+                        s = t
+                        while s > 0 and buf[2 * s - 2] > x:
+                            buf[2 * s] = buf[2 * s - 2]
+                            buf[2 * s + 1] = buf[2 * s - 1]
+                            s -= 1
+                        budget -= t - s
+                        buf[2 * s] = x
+                        buf[2 * s + 1] = -w[r] if y[r] != 0 else w[r]
+                    if budget < 0:
+                        k = -1
+                        break
+                for t in range(c):
+                    if ordered:
+                        # the row read 64 ahead asked for now: the gathers
+                        # jump about memory
+                        if j + t + _AHEAD < n:
+                            r = <Py_ssize_t> (keys[j + t + _AHEAD] & mask)
+                            skcal_sketch_prefetch(&p[r])
+                            skcal_sketch_prefetch(&w[r])
+                            skcal_sketch_prefetch(&y[r])
+                        r = <Py_ssize_t> (keys[j + t] & mask)
+                        bits.d = p[r] + 0.0     # -0.0 and 0.0 group as +0.0
+                        x = -w[r] if y[r] != 0 else w[r]
+                    else:
+                        bits.d = buf[2 * t]
+                        x = buf[2 * t + 1]
+                    u = bits.u
+                    if count > 0 and u == cur:
+                        # a repeat of the open value: to the tail
+                        pos[n - 1 - m] = x
+                        m += 1
+                        count += 1
+                    else:
+                        if count > 0:
+                            _emit(&values[0], &neg[0], &pos[0], k, cur, count, first)
+                            k += 1
+                        cur = u
+                        count = 1
+                        first = x
+                j = e
+            if k >= 0 and count > 0:
+                _emit(&values[0], &neg[0], &pos[0], k, cur, count, first)
+                k += 1
+    finally:
+        PyMem_RawFree(buf)
+    if k == -2:
+        raise MemoryError()
+    if k < 0:
+        return -1, 0
     return k, m

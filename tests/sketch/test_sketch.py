@@ -611,3 +611,56 @@ def test_exact_state_compacts_as_all_in_limbs():
             for a in (0, 1):
                 assert got.masses[a].same_as(want.masses[a])
                 assert got.moments[a].same_as(want.moments[a])
+
+
+@pytest.mark.parametrize("label_dtype", [np.int64, np.uint8])
+def test_key_sorted_exact_build_is_the_radix_build(label_dtype, monkeypatch):
+    # the exact build from one sort of prefix keys (group_keys_exact, the
+    # repeated values' rows at the tail of pos) against the radix sort's
+    # (group_rows_exact): the same state, exactly, on ties, -0.0, zero
+    # weights, single rows and prefixes crowded with distinct predictions
+    # (the keys' kernel then declines and the radix sort builds)
+    import skcal.sketch._state as state_module
+    from skcal._kernels._interval import index_bits, prefix_keys
+    from skcal._kernels._sketch import group_keys_exact
+    from skcal.sketch._state import _exact_of_rows
+
+    rng = np.random.default_rng(33)
+    ulp = 2.0**-53
+    for case in range(120):
+        n = int(rng.integers(1, 400)) if case > 2 else case + 1
+        kind = case % 5
+        if kind == 0:
+            p = rng.random(n)
+        elif kind == 1:
+            p = np.round(rng.random(n), int(rng.integers(0, 3)))
+        elif kind == 2:
+            p = rng.choice([0.0, -0.0, 1.0, 0.5, 5e-324, 0.5 + ulp], n)
+        elif kind == 3:
+            p = 0.5 + rng.integers(0, 2 ** (index_bits(n) + 2), n) * ulp
+        else:
+            p = rng.random(n).astype(np.float32).astype(np.float64)
+        y = rng.integers(0, 2, n).astype(label_dtype)
+        w = rng.exponential(size=n) * 10.0 ** rng.uniform(-4, 4, n)
+        w[rng.random(n) < 0.1] = 0.0
+        states = []
+        for keys in (False, True):
+            monkeypatch.setattr(state_module, "key_sort", lambda keys=keys: keys)
+            states.append(_exact_of_rows(p, y, w.copy()))
+        a, b = states
+        np.testing.assert_array_equal(a.values, b.values)
+        for x, z in ((a.neg, b.neg), (a.pos, b.pos)):
+            np.testing.assert_array_equal(x.doubles, z.doubles)
+            np.testing.assert_array_equal(x.rows, z.rows)
+            assert x.big.same_as(z.big)
+    # the kernel itself: declines on a crowded prefix, checks its shapes
+    n = 5000
+    p = 0.5 + rng.integers(0, 2**12, n) * ulp
+    keys = np.empty(n, np.uint64)
+    assert prefix_keys(p, keys, index_bits(n))
+    keys.sort()
+    out = [np.empty(n) for _ in range(3)]
+    y = rng.integers(0, 2, n)
+    assert group_keys_exact(keys, p, y, rng.random(n), *out, index_bits(n)) == (-1, 0)
+    with pytest.raises(ValueError, match="one length"):
+        group_keys_exact(keys, p[:-1].copy(), y, rng.random(n), *out, index_bits(n))
