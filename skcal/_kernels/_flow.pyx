@@ -1124,8 +1124,7 @@ def smce_null_bracket_rows(
     _need(w.shape[0] == n and wd.shape[0] == n and group.shape[0] == n,
           "p, w, wd and group must have one length")
     _need(G >= 1, "positives must not be empty")
-    for i in range(n):
-        _need(0 <= group[i] < G, "group out of range")
+    _need(_all_in(group, 0, G), "group out of range")
     state = _generator(bit_generator, &pcg, &bitgen)
     inline = state is not None
     with nogil:
@@ -1156,6 +1155,17 @@ def smce_null_bracket_rows(
 # < np.repeat(values, counts)`` summed per value). One double per row, so it
 # pays where the values hold few rows each (predictions rounded to float32);
 # numpy's binomial costs about 25 ns a value whatever its count.
+
+
+cdef bint _all_in(const Py_ssize_t[::1] a, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Whether every entry of ``a`` lies in ``[lo, hi)``: one check at a kernel's
+    entry (a check per entry in Python, after which Cython asks whether an
+    error was raised, cost several ns a row)."""
+    cdef Py_ssize_t i
+    cdef bint ok = True
+    for i in range(a.shape[0]):
+        ok &= (a[i] >= lo) & (a[i] < hi)
+    return ok
 
 
 cdef int64_t _least(const int64_t* counts, Py_ssize_t K) noexcept nogil:

@@ -326,3 +326,32 @@ def test_decision_hull_checks_shapes():
         args[index] = args[index][:3].copy()
         with pytest.raises(ValueError, match=MSG):
             decision_hull(*args, total)
+
+
+def test_index_arguments_are_checked_at_entry():
+    # entries out of range are refused before any is read (one check over
+    # the array, not one per row)
+    from skcal._kernels._flow import smce_null_bracket_rows
+    from skcal._kernels._members import rank_of_label, top_k_mass_bound
+
+    P = np.full((3, 2), 0.5)
+    for bad in (-1, 2):
+        y = np.array([0, bad, 1], dtype=np.intp)
+        with pytest.raises(ValueError, match=r"y must be in \[0, n_classes\)"):
+            rank_of_label(P, y, np.empty(3, dtype=np.intp))
+    out = np.empty(3, dtype=np.intp)
+    rank_of_label(P, np.array([0, 1, 1], dtype=np.intp), out)
+    assert out.tolist() == [1, 2, 2]
+    for bad in (0, 3):
+        rank = np.array([1, bad, 2], dtype=np.intp)
+        with pytest.raises(ValueError, match=r"rank must be in \[1, n_classes\]"):
+            top_k_mass_bound(P, rank, np.empty(0), np.empty(3))
+    top_k_mass_bound(P, np.array([1, 2, 2], dtype=np.intp), np.empty(0), np.empty(3))
+    p = np.array([0.2, 0.5, 0.9])
+    for bad in (-1, 2):
+        group = np.array([0, bad, 1], dtype=np.intp)
+        with pytest.raises(ValueError, match="group out of range"):
+            smce_null_bracket_rows(p, np.ones(3), np.zeros(3), group,
+                                   np.random.PCG64(0), np.empty(2))
+    smce_null_bracket_rows(p, np.ones(3), np.zeros(3), np.array([0, 1, 1], dtype=np.intp),
+                           np.random.PCG64(0), np.empty(2))
