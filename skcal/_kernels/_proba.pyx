@@ -12,6 +12,10 @@
 # (AVX-512, AVX2, baseline) with GCC and glibc on x86-64, chosen at load time.
 # The kernel checks its argument shapes at entry.
 
+from libc.stdint cimport uint64_t
+from libc.string cimport memcpy
+
+
 cdef enum:
     _LANES = 8
 
@@ -99,6 +103,8 @@ cdef extern from *:
     int _row "skcal_proba_row"(
         const double* row, Py_ssize_t C, double* total, double* best, Py_ssize_t* column
     ) noexcept nogil
+    uint64_t SKCAL_LIFT
+    uint64_t SKCAL_HIGH2
 
 
 cdef inline void _need(bint ok, str what) except *:
@@ -138,3 +144,62 @@ def check_top_label(
             conf[i] = row[jbest]
             pred[i] = jbest
     return failed
+
+
+def check_rows(
+    const double[:, ::1] P,             # IN  (n, C) probabilities
+    double tol,                         # IN  a row passes if |sum - 1| <= tol
+):
+    """``check_top_label`` without the top label: the check alone, in one read.
+
+    Returns 0 when every entry is a double in [+0, 1] and every row sum is
+    within ``tol`` of 1, else 1 + the first failing row (the rows after it
+    are not read). The sum is added in eight lanes (``P.sum(axis=1)``'s
+    order for fewer than eight columns): the caller leaves a margin. For
+    the two columns of a binary ``predict_proba``, where ``P.sum(axis=1)``
+    reduces each short row on its own (about 10 ns a row).
+    """
+    cdef Py_ssize_t n = P.shape[0], C = P.shape[1], i, jbest, failed = 0
+    cdef double total = 0.0, best = 0.0
+    _need(C >= 1, "P needs at least one column")
+    if C == 2:
+        with nogil:
+            failed = _two_columns(&P[0, 0] if n else NULL, n, tol)
+        return failed
+    with nogil:
+        for i in range(n):
+            if (
+                _row(&P[i, 0], C, &total, &best, &jbest)
+                or not (total - 1.0 <= tol and 1.0 - total <= tol)
+            ):
+                failed = i + 1
+                break
+    return failed
+
+
+cdef Py_ssize_t _two_columns(const double* P, Py_ssize_t n, double tol) noexcept nogil:
+    """``check_rows`` of two columns: rows in blocks, each checked without a
+    branch (the bits of both entries, and ``p0 + p1``, numpy's sum), then
+    the failing row of a failing block found one by one (0: all pass)."""
+    cdef Py_ssize_t i, start, stop
+    cdef uint64_t bad, u0, u1, far
+    cdef double s
+    for start in range(0, n, 1024):
+        stop = start + 1024 if start + 1024 < n else n
+        bad = 0
+        for i in range(start, stop):
+            memcpy(&u0, &P[2 * i], 8)
+            memcpy(&u1, &P[2 * i + 1], 8)
+            s = P[2 * i] + P[2 * i + 1]
+            far = (s - 1.0 > tol) | (1.0 - s > tol) | (s != s)
+            bad |= u0 | (u0 + SKCAL_LIFT) | u1 | (u1 + SKCAL_LIFT) | (far << 63)
+        if bad & SKCAL_HIGH2:
+            for i in range(start, stop):
+                memcpy(&u0, &P[2 * i], 8)
+                memcpy(&u1, &P[2 * i + 1], 8)
+                s = P[2 * i] + P[2 * i + 1]
+                if ((u0 | (u0 + SKCAL_LIFT) | u1 | (u1 + SKCAL_LIFT)) & SKCAL_HIGH2) or not (
+                    s - 1.0 <= tol and 1.0 - s <= tol
+                ):
+                    return i + 1
+    return 0

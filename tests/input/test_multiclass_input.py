@@ -260,6 +260,57 @@ def test_check_top_label_kernel_against_numpy():
         np.testing.assert_array_equal(conf[:done], np.max(P[:done], axis=1))
 
 
+def test_check_rows_kernel_against_numpy():
+    # the check alone (two columns: blocks without a branch, then the row):
+    # 0 exactly when every entry is in [+0, 1] and every sum within tol of 1
+    # (up to the margin of the sums' order), else the first bad row
+    from skcal._kernels._proba import check_rows
+
+    rng = np.random.default_rng(6)
+    for case in range(400):
+        n = int(rng.integers(1, 3000)) if case % 4 == 0 else int(rng.integers(1, 20))
+        C = int(rng.choice([1, 2, 2, 2, 3, 9, 17]))
+        P = _matrix(rng, n, C) if C > 1 else np.ones((n, 1))
+        P = _corrupt(rng, P) if rng.random() < 0.5 else P
+        tol = float(rng.choice([1e-6, 1e-12, 0.0]))
+        failed = check_rows(P, tol)
+        valid = P.view(np.uint64) <= np.float64(1.0).view(np.uint64)
+        margin = 4 * C * 2.0**-52
+        row_ok = valid.all(axis=1) & (np.abs(np.sum(P, axis=1) - 1.0) <= tol + margin)
+        first_bad = np.flatnonzero(~row_ok)
+        if failed:
+            i = failed - 1
+            assert not valid[i].all() or abs(P[i].sum() - 1.0) > tol - margin, case
+            assert first_bad.shape[0] == 0 or i <= first_bad[0], case
+            if C == 2:  # the sum p0 + p1, as numpy's: the first bad row exactly
+                exact = valid.all(axis=1) & (np.abs(P[:, 0] + P[:, 1] - 1.0) <= tol)
+                assert i == np.flatnonzero(~exact)[0], case
+        else:
+            assert first_bad.shape[0] == 0, case
+
+
+def test_two_column_probabilities_are_checked_alike():
+    # a binary predict_proba goes through the one-read check; what it accepts
+    # and how it refuses (messages) are those of the exact check
+    from skcal import cutoff_calibration_error
+
+    rng = np.random.default_rng(7)
+    p = rng.random(5000)
+    y = (rng.random(5000) < p).astype(int)
+    P = np.column_stack([1 - p, p])
+    assert cutoff_calibration_error(y, P) == cutoff_calibration_error(y, p)
+    Q = P.copy()
+    Q[1234, 0] = -0.0  # accepted by the exact check (a zero), after the fast one refuses
+    Q[1234, 1] = 1.0
+    cutoff_calibration_error(y, Q)
+    for bad, message in ((np.nan, "NaN or infinity"), (1.5, "outside"),
+                         (0.7, "summing to 1")):
+        Q = P.copy()
+        Q[4321, 0] = bad
+        with pytest.raises(ValueError, match=message):
+            cutoff_calibration_error(y, Q)
+
+
 def test_valid_matrix_is_read_once(monkeypatch):
     """A plainly valid matrix: no second check, no np.argmax (fails on the old boundary)."""
     from skcal._input import _checks, _multiclass
