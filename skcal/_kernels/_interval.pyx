@@ -789,6 +789,34 @@ def argsort_rows(
 cdef uint64_t _KEY_LIMIT = 0x7FEFFFFFFFFFFFFF     # the bits of the largest double
 
 
+def zero_one_labels(
+    const double[::1] y,                # IN  (n,) labels
+    unsigned char[::1] out,             # OUT (n,) 1 where y == 1.0, else 0
+):
+    """Labels that are all 0.0 or 1.0 (-0.0 is 0.0), as bytes, in one pass.
+
+    Returns 1 if some label is 0, plus 2 if some label is 1; -1 if a label
+    is anything else (NaN included), ``out`` then unusable. Float labels in
+    {0, 1} otherwise took a search for the classes, a mask and a conversion
+    (about 40 ms at 10**7 labels).
+    """
+    cdef Py_ssize_t n = y.shape[0], i
+    cdef bint zero, one
+    cdef unsigned char seen0 = 0, seen1 = 0, other = 0
+    _need(out.shape[0] == n, "y and out must have one length")
+    with nogil:
+        for i in range(n):
+            zero = y[i] == 0.0
+            one = y[i] == 1.0
+            seen0 |= zero
+            seen1 |= one
+            other |= not (zero | one)
+            out[i] = one
+    if other:
+        return -1
+    return seen0 + 2 * seen1
+
+
 def label_keys(
     const double[::1] p,                # IN  (n,) predictions, finite and >= 0
     const unsigned char[::1] y,         # IN  (n,) outcomes, 0 or 1 (any non-zero is 1)

@@ -178,3 +178,39 @@ def test_compact_labels_are_contiguous_and_unchanged(dtype, step):
         assert not yc.flags.writeable
     np.testing.assert_array_equal(yc, before.astype(int))
     np.testing.assert_array_equal(y, before)
+
+
+def test_float_zero_one_labels_kernel():
+    # one pass: bytes of y == 1, which classes occur, -1 for any other value
+    from skcal._kernels._interval import zero_one_labels
+
+    rng = np.random.default_rng(9)
+    for case in range(200):
+        n = int(rng.integers(1, 50))
+        y = rng.choice([0.0, 1.0, -0.0], n)
+        if case % 4 == 0:
+            y[int(rng.integers(n))] = rng.choice([np.nan, 0.5, 2.0, -1.0, np.inf, 5e-324])
+        out = np.full(n, 7, dtype=np.uint8)
+        seen = zero_one_labels(y, out)
+        if not np.all((y == 0) | (y == 1)):
+            assert seen == -1
+            continue
+        np.testing.assert_array_equal(out, (y == 1).astype(np.uint8))
+        assert seen == int(np.any(y == 0)) + 2 * int(np.any(y == 1))
+
+
+def test_float_labels_measure_as_integer_labels():
+    # float labels in {0, 1} (the fast path) give the integer labels' values;
+    # other floats keep the general path (two classes, pos_label, errors)
+    from skcal import calibration_decision_loss, cutoff_calibration_error
+
+    rng = np.random.default_rng(10)
+    p = rng.random(300)
+    y = (rng.random(300) < p).astype(int)
+    for f in (cutoff_calibration_error, calibration_decision_loss):
+        assert f(y.astype(float), p) == f(y, p)
+        assert f(np.where(y == 1, 1.0, -0.0), p) == f(y, p)
+        assert f(np.where(y == 1, 2.5, 0.5), p, pos_label=2.5) == f(y, p)
+        assert f(np.ones(300), p) == f(np.ones(300, dtype=int), p)
+    with pytest.raises(ValueError):
+        cutoff_calibration_error(np.where(y == 1, np.nan, 0.0), p)

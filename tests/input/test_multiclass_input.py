@@ -377,3 +377,4 @@ def test_check_top_label_kernel_checks_shapes():
             check_top_label(P, 1e-6, conf, pred)
     with pytest.raises(ValueError, match="kernel argument shapes do not match"):
         check_top_label(np.empty((3, 0)), 1e-6, np.empty(3), np.empty(3, dtype=np.intp))
+
