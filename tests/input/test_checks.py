@@ -214,3 +214,32 @@ def test_float_labels_measure_as_integer_labels():
         assert f(np.ones(300), p) == f(np.ones(300, dtype=int), p)
     with pytest.raises(ValueError):
         cutoff_calibration_error(np.where(y == 1, np.nan, 0.0), p)
+
+
+def test_string_and_object_labels_take_two_comparisons():
+    # one or two distinct labels found by comparing with the first and the
+    # first other one (no sort of Python objects); the values of integer
+    # labels, and the general path's answers for three labels or missing ones
+    pd = pytest.importorskip("pandas")
+    from skcal import cutoff_calibration_error
+    from skcal._input._checks import _two_labels
+
+    rng = np.random.default_rng(11)
+    p = rng.random(400)
+    y = (rng.random(400) < p).astype(int)
+    want = cutoff_calibration_error(y, p)
+    names = np.where(y == 1, "yes", "no")
+    for labels in (names, names.astype(object), pd.Series(names),
+                   pd.Series(names).astype("category")):
+        assert cutoff_calibration_error(labels, p, pos_label="yes") == want
+    assert _two_labels(np.array(["b", "a", "b"], dtype=object)).tolist() == ["a", "b"]
+    assert _two_labels(np.array(["b", "b"], dtype=object)).tolist() == ["b"]
+    assert _two_labels(np.array(["b", "a", "c"], dtype=object)) is None
+    assert _two_labels(np.array(["b", None, "b"], dtype=object)) is None
+    assert _two_labels(np.array(["b", 1], dtype=object)) is None
+    with pytest.raises(ValueError, match="3 distinct labels"):
+        cutoff_calibration_error(np.array(["a", "b", "c"] * 10, dtype=object),
+                                 p[:30], pos_label="a")
+    with pytest.raises(TypeError, match="missing label"):
+        cutoff_calibration_error(np.array(["a", None, "a"], dtype=object), p[:3],
+                                 pos_label="a")
