@@ -396,9 +396,33 @@ def binary_statistic(
         labels=labels,
         compact=True,
     )
-    e = power_of_two_scale(w[0] if w.strides == (0,) else w.max()) if rescale else 0
+    if not rescale:
+        e = 0
+    elif w.strides == (0,):
+        e = power_of_two_scale(w[0])
+    else:
+        largest = w.max()
+        e = power_of_two_scale(largest)
+        if _one_power_of_two(w, largest):
+            # every weight one power of two (np.ones, np.full(n, 2.0)): 1.0
+            # each on the measures' scale, the unit weights' key sort, the
+            # same sums (counts, exact either way) as the weighted grouping,
+            # which took twice as long (10**7 rows: 0.25 against 0.11 s)
+            statistic = group(y, p, np.broadcast_to(1.0, w.shape), work)
+            return (statistic, e) if return_scale else statistic
     statistic = group(y, p, np.ldexp(w, e) if e else w, work)
     return (statistic, e) if return_scale else statistic
+
+
+def _one_power_of_two(w, largest):
+    """Whether every weight of ``w`` is ``largest``, a power of two (two reductions)."""
+    largest = float(largest)
+    return (
+        largest > 0.0
+        and np.isfinite(largest)
+        and np.frexp(largest)[0] == 0.5
+        and float(w.min()) == largest
+    )
 
 
 # The exact-sum arithmetic lives in ._exact_sums; re-exported here for the

@@ -475,3 +475,28 @@ def test_work_rows_come_in_the_statistics_block(keys, monkeypatch):
             assert pickle.loads(pickle.dumps(g)).work is None
     g = binary_statistic(y, p, w, work=3)
     assert g.work.shape == (3, p.shape[0])
+
+
+def test_constant_power_of_two_weights_take_the_unit_grouping(monkeypatch):
+    # weights all one power of two are 1.0 each on the measures' scale: the
+    # statistic of unit weights (the same sums, exact), with its exponent;
+    # other constant weights keep the weighted grouping
+    rng = np.random.default_rng(41)
+    y = rng.integers(0, 2, 500)
+    p = np.round(rng.random(500), 2)
+    plain = binary_statistic(y, p, None, rescale=True)
+    for c in (1.0, 2.0, 0.25, 2.0**-40):
+        g, e = binary_statistic(y, p, np.full(500, c), rescale=True, return_scale=True)
+        assert e == -int(np.log2(c))
+        for a, b in ((g.values, plain.values), (g.weights, plain.weights),
+                     (g.positives, plain.positives)):
+            np.testing.assert_array_equal(a, b)
+        raw = binary_statistic(y, p, np.full(500, c))  # as given: not rescaled
+        np.testing.assert_array_equal(raw.weights, plain.weights * c)
+    g = binary_statistic(y, p, np.full(500, 0.3), rescale=True)
+    assert not np.array_equal(g.weights, plain.weights)
+    np.testing.assert_allclose(g.weights / g.total, plain.weights / plain.total, rtol=1e-14)
+    w = np.ones(500)
+    w[7] = 2.0
+    g = binary_statistic(y, p, w, rescale=True)
+    assert g.total == pytest.approx(plain.total * 0.5 + 0.5)
