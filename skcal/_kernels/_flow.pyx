@@ -40,6 +40,7 @@ from libc.math cimport fabs
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memset
 
+from ._entry cimport _all_in
 from ._memory cimport work_malloc
 
 # Both kernels check their argument shapes at entry (O(1)) and raise
@@ -1041,6 +1042,21 @@ cdef double _bernoulli_groups(
     return err
 
 
+cdef int _check_groups(
+    Py_ssize_t K, const Py_ssize_t[::1] ends, const double[::1] means,
+    const double[::1] positives, const double[::1] heap,
+) except -1:
+    """The brackets' groups: consecutive runs of the ``K`` values, and their arrays."""
+    cdef Py_ssize_t G = ends.shape[0], g
+    _need(G >= 1 and ends[G - 1] == K, "ends must end at len(values)")
+    _need(means.shape[0] == G and positives.shape[0] == G,
+          "ends, means and positives must have one length")
+    _need(heap.shape[0] >= 2 * G, "heap needs 2 len(ends) entries")
+    for g in range(G):
+        _need(ends[g] > (ends[g - 1] if g > 0 else 0), "ends must increase")
+    return 0
+
+
 def smce_null_bracket(
     const double[::1] values,           # IN  (K,) distinct predictions, increasing
     object bit_generator,               # IN/OUT a numpy BitGenerator; advanced by K
@@ -1071,12 +1087,7 @@ def smce_null_bracket(
     cdef skcal_pcg64 pcg
     cdef skcal_pcg64* inline_pcg = NULL
     _need(K >= 1, "values must not be empty")
-    _need(G >= 1 and ends[G - 1] == K, "ends must end at len(values)")
-    _need(means.shape[0] == G and positives.shape[0] == G,
-          "ends, means and positives must have one length")
-    _need(heap.shape[0] >= 2 * G, "heap needs 2 len(ends) entries")
-    for g in range(G):
-        _need(ends[g] > (ends[g - 1] if g > 0 else 0), "ends must increase")
+    _check_groups(K, ends, means, positives, heap)
     state = _generator(bit_generator, &pcg, &bitgen)
     if state is not None:
         inline_pcg = &pcg
@@ -1155,17 +1166,6 @@ def smce_null_bracket_rows(
 # < np.repeat(values, counts)`` summed per value). One double per row, so it
 # pays where the values hold few rows each (predictions rounded to float32);
 # numpy's binomial costs about 25 ns a value whatever its count.
-
-
-cdef bint _all_in(const Py_ssize_t[::1] a, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    """Whether every entry of ``a`` lies in ``[lo, hi)``: one check at a kernel's
-    entry (a check per entry in Python, after which Cython asks whether an
-    error was raised, cost several ns a row)."""
-    cdef Py_ssize_t i
-    cdef bint ok = True
-    for i in range(a.shape[0]):
-        ok &= (a[i] >= lo) & (a[i] < hi)
-    return ok
 
 
 cdef int64_t _least(const int64_t* counts, Py_ssize_t K) noexcept nogil:
@@ -1277,12 +1277,7 @@ def smce_null_bracket_counts(
     cdef skcal_pcg64* inline_pcg = NULL
     _need(K >= 1, "values must not be empty")
     _need(counts.shape[0] == K, "values and counts must have one length")
-    _need(G >= 1 and ends[G - 1] == K, "ends must end at len(values)")
-    _need(means.shape[0] == G and positives.shape[0] == G,
-          "ends, means and positives must have one length")
-    _need(heap.shape[0] >= 2 * G, "heap needs 2 len(ends) entries")
-    for g in range(G):
-        _need(ends[g] > (ends[g - 1] if g > 0 else 0), "ends must increase")
+    _check_groups(K, ends, means, positives, heap)
     _need(_least(&counts[0], K) >= 1, "counts must be positive")
     state = _generator(bit_generator, &pcg, &bitgen)
     if state is not None:

@@ -11,6 +11,7 @@ from libc.math cimport fabs
 from libc.string cimport memset
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
+from ._entry cimport _all_in
 from ._scan cimport WorstScan, scan_add, scan_init, scan_result
 from ._radix cimport RADIX, RADIX_PASSES, radix_count, radix_sort
 
@@ -23,17 +24,6 @@ cdef union _Bits:
 cdef inline void _need(bint ok, str what) except *:
     if not ok:
         raise ValueError(f"kernel argument shapes do not match: {what}")
-
-
-cdef bint _all_in(const Py_ssize_t[::1] a, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    """Whether every entry of ``a`` lies in ``[lo, hi)``: one check at a kernel's
-    entry (a check per entry in Python, after which Cython asks whether an
-    error was raised, cost several ns a row)."""
-    cdef Py_ssize_t i
-    cdef bint ok = True
-    for i in range(a.shape[0]):
-        ok &= (a[i] >= lo) & (a[i] < hi)
-    return ok
 
 
 def split_by_event(
