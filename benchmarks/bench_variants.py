@@ -162,11 +162,12 @@ def worker(n, repeat, part, weighted, path):
         if weighted:
             options = dict(options, sample_weight=np.random.default_rng(1).random(n) + 0.5)
         column = np.ascontiguousarray(p, dtype=np.float64)
-        base = median_time(
-            (lambda: np.argsort(column)) if weighted else (lambda: np.sort(column)), repeat
-        )
-        times = [median_time(lambda f=f: f(y_true, y_prob, **options), repeat)
-                 for f in functions]
+        baseline = np.argsort if weighted else np.sort
+        base = median_time(lambda b=baseline, c=column: b(c), repeat)
+        times = [
+            median_time(lambda f=f, a=y_true, q=y_prob, o=options: f(a, q, **o), repeat)
+            for f in functions
+        ]
         rows.append({"name": name, "base": base, "times": times})
     print(json.dumps({"path": os.path.dirname(skcal.__file__), "rows": rows}))
 
