@@ -378,3 +378,34 @@ def test_check_top_label_kernel_checks_shapes():
     with pytest.raises(ValueError, match="kernel argument shapes do not match"):
         check_top_label(np.empty((3, 0)), 1e-6, np.empty(3), np.empty(3, dtype=np.intp))
 
+
+
+def test_column_major_probabilities_take_the_one_read_in_blocks():
+    # a pandas DataFrame's values (column-major) or any other layout: checked
+    # and top-labelled in blocks of rows made contiguous; the same values as
+    # the C-ordered matrix, and the same acceptance and messages
+    from skcal import cutoff_calibration_error
+    from skcal._input._checks import plainly_valid_top_label
+
+    rng = np.random.default_rng(12)
+    for case in range(60):
+        n = int(rng.integers(1, 3000)) if case % 3 == 0 else int(rng.integers(1, 30))
+        C = int(rng.choice([3, 7, 9, 40]))
+        P = _matrix(rng, n, C)
+        P = _corrupt(rng, P) if rng.random() < 0.5 else P
+        y = rng.integers(0, C, n)
+        F = np.asfortranarray(P)
+        a, b = plainly_valid_top_label(P), plainly_valid_top_label(F)
+        assert (a is None) == (b is None), case
+        if a is not None:
+            np.testing.assert_array_equal(a[0], b[0])
+            np.testing.assert_array_equal(a[1], b[1])
+        outcomes = []
+        for M in (P, F, P[::-1][::-1], np.asfortranarray(P)[:, :]):
+            try:
+                outcomes.append(cutoff_calibration_error(y, M))
+            except ValueError as error:
+                # the row sum it names is numpy's, whose order of addition
+                # depends on the layout (so its last digits may differ)
+                outcomes.append(str(error).split(" sums to ")[0])
+        assert all(o == outcomes[0] for o in outcomes), (case, outcomes)
