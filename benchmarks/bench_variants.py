@@ -15,7 +15,12 @@ as ratios to ``np.sort`` of the same predictions (``np.argsort`` with
   float, int32, uint8, -1/1, strings, Python objects and a pandas
   categorical (with ``pos_label``), predictions as float32, as a strided
   column, as a binary ``predict_proba``, and ``sample_weight`` of ones or
-  of one other constant.
+  of one other constant;
+* multiclass ``predict_proba`` in other layouts (``--part multiclass``, 10
+  classes): C-ordered, column-major (as a pandas DataFrame holds it), a
+  DataFrame, float32, string labels; the top-label cutoff error as a ratio
+  to ``np.argmax`` of the matrix plus the binary cutoff error of its top
+  label (issue 26 item 5: within 2).
 
 Each build runs in a fresh process; with ``--before DIR`` (another build,
 ``pip install --no-deps --no-build-isolation --target DIR <checkout>``)
@@ -130,6 +135,57 @@ def _inputs(name, y, p):
     raise ValueError(name)
 
 
+MULTICLASS = ("C-ordered float64", "column-major float64", "pandas DataFrame",
+              "float32", "string labels")
+
+
+def _multiclass(name, y, P):
+    """``(y_true, y_prob, options)`` of the multiclass input form ``name``."""
+    import numpy as np
+
+    if name == "C-ordered float64":
+        return y, P, {}
+    if name == "column-major float64":
+        return y, np.asfortranarray(P), {}
+    if name == "pandas DataFrame":
+        import pandas as pd
+
+        return y, pd.DataFrame(P), {}
+    if name == "float32":
+        return y, P.astype(np.float32), {}
+    if name == "string labels":
+        names = np.array([f"c{j}" for j in range(P.shape[1])])
+        return names[y], P, {"labels": names}
+    raise ValueError(name)
+
+
+def multiclass_worker(n, repeat):
+    """The top-label cutoff error on multiclass inputs: ratio to argmax + the binary measure."""
+    import numpy as np
+
+    import skcal
+
+    rng = np.random.default_rng(0)
+    C = 10
+    P = rng.dirichlet(np.full(C, 0.5), size=n)
+    y = np.minimum((np.cumsum(P, axis=1) < rng.random(n)[:, None]).sum(axis=1), C - 1)
+    argmax = median_time(lambda: np.argmax(P, axis=1), repeat)
+    confidence = P.max(axis=1)
+    correct = (P.argmax(axis=1) == y).astype(np.int64)
+    binary = median_time(
+        lambda: skcal.cutoff_calibration_error(correct, confidence), repeat
+    )
+    rows = []
+    for name in MULTICLASS:
+        y_true, y_prob, options = _multiclass(name, y, P)
+        t = median_time(
+            lambda a=y_true, q=y_prob, o=options: skcal.cutoff_calibration_error(a, q, **o),
+            repeat,
+        )
+        rows.append({"name": name, "base": argmax + binary, "times": [t]})
+    return rows
+
+
 def median_time(func, repeat):
     func()
     times = []
@@ -148,6 +204,10 @@ def worker(n, repeat, part, weighted, path):
 
     import skcal
 
+    if part == "multiclass":
+        print(json.dumps({"path": os.path.dirname(skcal.__file__),
+                          "rows": multiclass_worker(n, repeat)}))
+        return
     functions = [getattr(skcal, name) for name in MEASURES]
     rows = []
     names = DATA if part == "data" else INPUTS
@@ -176,7 +236,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=float, default=1e6)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--part", choices=["data", "inputs", "both"], default="both")
+    parser.add_argument("--part", choices=["data", "inputs", "multiclass", "both"],
+                        default="both")
     parser.add_argument("--weighted", action="store_true",
                         help="random sample_weight; ratios to np.argsort")
     parser.add_argument("--before", default=None, help="directory with another skcal build")
@@ -192,7 +253,9 @@ def main():
     print(f"numpy {np.__version__}, {os.cpu_count()} logical CPUs, load "
           f"{os.getloadavg()[0]:.1f}; n = {n}; CPU time, median of {args.repeat} "
           f"calls after an untimed one; ratio to np.{'argsort' if args.weighted else 'sort'}"
-          f" of the predictions{' (random sample_weight)' if args.weighted else ''}")
+          f" of the predictions{' (random sample_weight)' if args.weighted else ''}"
+          " (multiclass: to np.argmax of the matrix plus the binary cutoff error of"
+          " its top label)")
     builds = [("after", None)] + ([("before", args.before)] if args.before else [])
     parts = ["data", "inputs"] if args.part == "both" else [args.part]
     for part in parts:
@@ -208,13 +271,14 @@ def main():
                                  cwd=os.path.expanduser("~"))
             results[label] = json.loads(out.stdout.strip().splitlines()[-1])
         print()
-        header = "  ".join(f"{s:>14}" for s in SHORT)
+        names = ("top-label cutoff / (argmax + binary)",) if part == "multiclass" else SHORT
+        header = "  ".join(f"{s:>14}" for s in names)
         print(f"{part:<22} {'base ms':>8}  {header}")
         after = results["after"]["rows"]
         before = results.get("before", {}).get("rows")
         for i, row in enumerate(after):
             cells = []
-            for j in range(len(SHORT)):
+            for j in range(len(names)):
                 a = row["times"][j] / row["base"]
                 if before is not None:
                     b = before[i]["times"][j] / before[i]["base"]
