@@ -380,19 +380,17 @@ cdef inline _Term _value_term(
 
 cdef int _decision_sweep(
     const double* values, const double* weights, const double* positives,
-    Py_ssize_t K, double total, const double* rate, const double* rate_value,
-    const double* rate_weight, Py_ssize_t m, bint strict, _Hull* hull, double at_zero,
+    Py_ssize_t K, double total, const Py_ssize_t* q_order, Py_ssize_t m,
+    bint strict, _Hull* hull, double at_zero,
 ) noexcept nogil:
     """The sweep of ``decision_hull``.
 
     ``at_zero``: the weight of the rate-0 groups of positive value, whose
-    terms ``pi mu`` start at 0. ``rate``, ``rate_value``, ``rate_weight``:
-    the rate ``P / W``, value and weight of the ``m`` groups of rate in
-    (0, 1), by rate (read in order: no gather into the statistic).
-    ``strict``: there are none (``m = 0``); return 1 at the first such
-    group. Returns 0 when done, -1 if out of memory.
+    terms ``pi mu`` start at 0. ``q_order``: the ``m`` groups of rate in
+    (0, 1), by rate. ``strict``: there are none (``m = 0``); return 1 at the
+    first such group. Returns 0 when done, -1 if out of memory.
     """
-    cdef Py_ssize_t i = 0, jq = 0, c = 0
+    cdef Py_ssize_t i = 0, jq = 0, c = 0, g
     cdef double consts[3]
     cdef double x, v, q, pi, head, h
     cdef double coef = 0.0, slope = 0.0, stop_coef = 0.0, stop_slope = 0.0
@@ -411,7 +409,8 @@ cdef int _decision_sweep(
         x = values[i] if i < K else 2.0
         head = 2.0
         if jq < m:
-            head = rate[jq]
+            g = q_order[jq]
+            head = positives[g] / weights[g]
         if c < 3 and consts[c] < head:
             head = consts[c]
         # the common case: a value alone (values are distinct), no event
@@ -435,11 +434,12 @@ cdef int _decision_sweep(
             i += 1
         if event:
             while jq < m:
-                q = rate[jq]
+                g = q_order[jq]
+                q = positives[g] / weights[g]
                 if q != x:
                     break
-                v = rate_value[jq]
-                pi = rate_weight[jq] / total
+                v = values[g]
+                pi = weights[g] / total
                 if q < v:           # down: starts at q
                     coef -= pi * q
                     slope += pi
@@ -487,7 +487,7 @@ cdef double _rate_zero_weight(
 
 
 def _by_rate(rates):
-    """``(order, rates[order])``: the rates (finite, > 0) in increasing order, ties in index order.
+    """The order of the rates (finite, > 0), increasing, ties in index order.
 
     One ``np.sort`` of ``prefix_keys`` (numpy's SIMD sort of integers),
     whose order holds when no prefix is shared by distinct rates out of
@@ -506,9 +506,8 @@ def _by_rate(rates):
             order = keys.view(np.intp)
             ordered = rates[order]
             if not np.any(ordered[1:] < ordered[:-1]):
-                return order, ordered
-    order = np.argsort(rates, kind="stable")
-    return order, rates[order]
+                return order
+    return np.argsort(rates, kind="stable")
 
 
 def decision_hull(
@@ -554,7 +553,8 @@ def decision_hull(
     cdef int status
     cdef double at_zero
     cdef _Hull hull
-    cdef double[:, ::1] out
+    cdef Py_ssize_t[::1] index
+    cdef const Py_ssize_t[::1] q_order
     cdef double[::1] out_x, out_h
     _need(weights.shape[0] == K and positives.shape[0] == K,
           "values, weights and positives must have one length")
@@ -572,35 +572,28 @@ def decision_hull(
         with nogil:
             at_zero = _rate_zero_weight(&values[0], &weights[0], &positives[0], K, total)
             status = _decision_sweep(
-                &values[0], &weights[0], &positives[0], K, total, NULL, NULL, NULL,
-                0, True, &hull, at_zero,
+                &values[0], &weights[0], &positives[0], K, total, NULL, 0, True,
+                &hull, at_zero,
             )
         if status == 1:
-            # groups of a rate strictly between 0 and 1, taken out in index
-            # order (one pass; pages of ``taken`` never written are never
-            # touched), then ordered by rate with what the sweep reads of
-            # them: gathered through the order from arrays this small (every
-            # group of two rows, for predictions rounded to float32) rather
-            # than from the statistic, where each took a cache miss (0.56
-            # million groups of 8.3 million: 40 ms of 100 at 10**7 rows)
-            taken = np.empty((3, K))
-            out = taken
+            # groups of a rate strictly between 0 and 1: their indices (pages
+            # of ``index`` never written are never touched), by rate
+            fractional = np.empty(K, dtype=np.intp)
+            index = fractional
             with nogil:
                 for g in range(K):
-                    out[0, m] = positives[g]
-                    out[1, m] = weights[g]
-                    out[2, m] = values[g]
+                    index[m] = g
                     m += weights[g] > 0.0 and _rate_inside(positives[g], weights[g])
-            rates = taken[0, :m] / taken[1, :m]
-            order, rates = _by_rate(rates)
-            by_rate = np.stack((rates, taken[2, :m][order], taken[1, :m][order]))
-            out = by_rate
+            fractional = fractional[:m]
+            q_order = fractional[_by_rate(
+                np.asarray(positives)[fractional] / np.asarray(weights)[fractional]
+            )]
             hull.size = 0
             hull.waiting = 0
             with nogil:
                 status = _decision_sweep(
                     &values[0], &weights[0], &positives[0], K, total,
-                    &out[0, 0], &out[1, 0], &out[2, 0], m, False, &hull, at_zero,
+                    &q_order[0], m, False, &hull, at_zero,
                 )
         if status < 0:
             raise MemoryError()
