@@ -38,6 +38,31 @@ cdef inline void _need(bint ok, str what) except *:
         raise ValueError(f"kernel argument shapes do not match: {what}")
 
 
+cdef inline void _emit(
+    double* values, double* neg, double* pos, Py_ssize_t k, uint64_t u,
+    Py_ssize_t count, double first,
+) noexcept nogil:
+    """Write group ``k``: value bits ``u`` and ``count`` rows.
+
+    One row: its signed weight ``first`` in ``neg`` or ``pos`` by its sign.
+    Several: ``neg[k] = -count`` and ``pos[k] = first`` (0.0 from
+    ``group_rows_exact``, whose rows all go to ``rows``; the first row's
+    signed weight from ``group_keys_exact``).
+    """
+    cdef _Bits bits
+    bits.u = u
+    values[k] = bits.d
+    if count > 1:
+        neg[k] = <double> -count
+        pos[k] = first
+    elif signbit(first):
+        neg[k] = 0.0
+        pos[k] = -first
+    else:
+        neg[k] = first
+        pos[k] = 0.0
+
+
 def group_rows_exact(
     const double[::1] p,                # IN  predictions in [0, 1], any order
     const label_t[::1] y,               # IN  outcomes (non-zero is positive)
@@ -104,22 +129,12 @@ def group_rows_exact(
                     e += 1
                 if e - s == 1:
                     x = src_w[s]
-                    bits.u = u
-                    values[k] = bits.d
-                    if signbit(x):
-                        neg[k] = 0.0
-                        pos[k] = -x
-                    else:
-                        neg[k] = x
-                        pos[k] = 0.0
                 else:
                     for j in range(s, e):
                         rows[m] = src_w[j]
                         m += 1
-                    bits.u = u
-                    values[k] = bits.d
-                    neg[k] = <double> (s - e)
-                    pos[k] = 0.0
+                    x = 0.0
+                _emit(&values[0], &neg[0], &pos[0], k, u, e - s, x)
                 k += 1
                 s = e
     finally:
@@ -152,25 +167,6 @@ cdef extern from *:
     #endif
     """
     void skcal_sketch_prefetch(const void* p) noexcept nogil
-
-
-cdef inline void _emit(
-    double* values, double* neg, double* pos, Py_ssize_t k, uint64_t u,
-    Py_ssize_t count, double first,
-) noexcept nogil:
-    """Write group ``k``: value bits ``u``, ``count`` rows, the first row's signed weight."""
-    cdef _Bits bits
-    bits.u = u
-    values[k] = bits.d
-    if count > 1:
-        neg[k] = <double> -count
-        pos[k] = first
-    elif signbit(first):
-        neg[k] = 0.0
-        pos[k] = -first
-    else:
-        neg[k] = first
-        pos[k] = 0.0
 
 
 def group_keys_exact(

@@ -185,12 +185,14 @@ def _rows_state(y, p, w, max_size, own_weights=False):
 
 
 def _keys_grouping(p, y, w, values, neg):
-    """``(pos, rows, k)`` of ``group_keys_exact``, or None where it declines.
+    """``(pos, rows, multi)`` of ``group_keys_exact``, or None where it declines.
 
-    ``values`` holds the keys while they are read; ``rows`` gets the signed
-    weights of the repeated values' rows, value by value (each value's first
-    row from its ``pos`` entry, the others from the tail of ``pos``), and
-    those ``pos`` entries are set to 0.0, as ``group_rows_exact`` leaves them.
+    ``values`` holds the keys while they are read; ``values`` and ``neg``
+    are cut to the groups in place, ``pos`` is returned cut too. ``multi``
+    indexes the repeated values and ``rows`` gets their rows' signed
+    weights, value by value (each value's first row from its ``pos`` entry,
+    the others from the tail of ``pos``); those ``pos`` entries are set to
+    0.0, as ``group_rows_exact`` leaves them.
     """
     n = p.shape[0]
     if n == 0 or n >= 2**40:
@@ -210,18 +212,18 @@ def _keys_grouping(p, y, w, values, neg):
     values.resize(k, refcheck=False)
     neg.resize(k, refcheck=False)
     multi = np.flatnonzero(neg < 0)
-    if multi.shape[0] == 0:
-        return pos, np.empty(0), k
     counts = (-neg[multi]).astype(np.int64)
     rows = np.empty(int(counts.sum()))
-    firsts = np.cumsum(counts) - counts
-    rows[firsts] = pos[multi]
-    others = np.ones(rows.shape[0], dtype=bool)
-    others[firsts] = False
-    rows[others] = pos[n - m :][::-1]
-    del others
-    pos[multi] = 0.0
-    return pos, rows, k
+    if multi.shape[0]:
+        firsts = np.cumsum(counts) - counts
+        rows[firsts] = pos[multi]
+        others = np.ones(rows.shape[0], dtype=bool)
+        others[firsts] = False
+        rows[others] = pos[n - m :][::-1]
+        del others
+        pos[multi] = 0.0
+    pos.resize(k, refcheck=False)
+    return pos, rows, multi
 
 
 def _exact_of_rows(p, y, w, own_weights=False):
@@ -257,9 +259,7 @@ def _exact_of_rows(p, y, w, own_weights=False):
     grouped = _keys_grouping(p, y, w, values, neg) if key_sort() else None
     if grouped is not None:
         del w                           # the caller's, read only
-        pos, rows, k = grouped
-        multi = np.flatnonzero(neg[:k] < 0)
-        counts = (-neg[multi]).astype(np.int64)
+        pos, rows, multi = grouped
     else:
         # the kernel reads each weight before it writes that entry of pos
         pos = w if own_weights and w.flags.writeable else np.empty(n)
@@ -270,19 +270,19 @@ def _exact_of_rows(p, y, w, own_weights=False):
         # values held by several rows: neg holds minus their row count, and
         # the first rows of ``rows`` their rows' signed weights (value by value)
         multi = np.flatnonzero(neg[:k] < 0) if m else np.empty(0, dtype=np.intp)
-        counts = (-neg[multi]).astype(np.int64)
         # the buffers cut to what they hold: those made here resized in
         # place (their memory given back, nothing copied; no other reference
         # to them exists), the caller's copied (a copy of each at 10**6 rows,
         # 8 bytes per row beside the four buffers, took the peak to 41 to 47
         # bytes per row)
-        rows.resize(int(counts.sum()), refcheck=False)
-        if not ours:
-            pos = pos[:k].copy() if k < n else pos
-    values.resize(k, refcheck=False)
-    neg.resize(k, refcheck=False)
-    if pos.base is None and pos.flags.owndata and pos.shape[0] > k:
-        pos.resize(k, refcheck=False)
+        rows.resize(m, refcheck=False)
+        values.resize(k, refcheck=False)
+        neg.resize(k, refcheck=False)
+        if ours:
+            pos.resize(k, refcheck=False)
+        elif k < n:
+            pos = pos[:k].copy()
+    counts = (-neg[multi]).astype(np.int64)
     if multi.shape[0] == 0:
         del rows
         return _Exact(values, CompactSums(neg), CompactSums(pos))
@@ -315,18 +315,15 @@ def _exact_of_rows(p, y, w, own_weights=False):
     return _Exact(values, *out)
 
 
-def _compact_points(p, neg_w, pos_w, max_size, level=None):
+def _compact_points(p, neg_w, pos_w, max_size):
     """The compacted state of weighted points, without per-value exact sums.
 
     ``p`` are distinct predictions in increasing order (grouped rows) with the
     weight of their negative and of their positive outcomes, each an exact sum.
     The level is the finest with at most ``max_size`` atoms, exactly as
-    compacting the exact state would choose it (:func:`_points_level`), unless
-    ``level`` is given.
+    compacting the exact state would choose it (:func:`_points_level`).
     """
-    if level is None:
-        level = _points_level(p, neg_w, pos_w, max_size)
-    return _points_at(p, neg_w, pos_w, level)
+    return _points_at(p, neg_w, pos_w, _points_level(p, neg_w, pos_w, max_size))
 
 
 def _points_level(p, neg_w, pos_w, max_size):
