@@ -380,11 +380,7 @@ def check_probability_matrix(P, name="y_prob", input_dtype=None):
         # two columns; the sums may differ from numpy's in the last bits, so
         # a row passes with a margin, and anything else takes the exact
         # check below (what is accepted, and every message, is unchanged)
-        atol = row_sum_tolerance(
-            P.dtype if input_dtype is None else input_dtype, P.shape[1]
-        )
-        margin = 4.0 * P.shape[1] * np.finfo(np.float64).eps
-        if check_rows(P, atol - margin) == 0:
+        if check_rows(P, _plain_tolerance(P, input_dtype)) == 0:
             return
     if P.dtype == np.float64 and P.size and P.view(np.uint64).max() <= _ONE_BITS:
         lo, hi, nan = 0.0, 1.0, False  # one integer pass settles the common case
@@ -412,6 +408,18 @@ def _check_row_sums(sums, atol, name):
 
 
 
+def _plain_tolerance(P, input_dtype):
+    """The row-sum tolerance of ``P`` narrowed by ``4 n_classes eps``.
+
+    The one-read kernels (``check_rows``, ``check_top_label``) add a row in
+    another order than ``P.sum(axis=1)``, so a row they pass with this
+    tolerance passes the exact check (:func:`row_sum_tolerance`) too.
+    """
+    n_classes = P.shape[1]
+    atol = row_sum_tolerance(P.dtype if input_dtype is None else input_dtype, n_classes)
+    return atol - 4.0 * n_classes * np.finfo(np.float64).eps
+
+
 def plainly_valid_top_label(P, input_dtype=None):
     """The top label of a plainly valid float64 ``P`` (any layout), else None.
 
@@ -429,10 +437,9 @@ def plainly_valid_top_label(P, input_dtype=None):
     n, n_classes = P.shape
     conf = np.empty(n)
     pred = np.empty(n, dtype=np.intp)
-    atol = row_sum_tolerance(P.dtype if input_dtype is None else input_dtype, n_classes)
-    margin = 4.0 * n_classes * np.finfo(np.float64).eps
+    tol = _plain_tolerance(P, input_dtype)
     if P.flags.c_contiguous:
-        if check_top_label(P, atol - margin, conf, pred):
+        if check_top_label(P, tol, conf, pred):
             return None
         return conf, pred
     # another layout (a pandas DataFrame's values are column-major): blocks
@@ -443,7 +450,7 @@ def plainly_valid_top_label(P, input_dtype=None):
     for lo in range(0, n, step):
         hi = min(n, lo + step)
         block = np.ascontiguousarray(P[lo:hi])
-        if check_top_label(block, atol - margin, conf[lo:hi], pred[lo:hi]):
+        if check_top_label(block, tol, conf[lo:hi], pred[lo:hi]):
             return None
     return conf, pred
 
