@@ -1182,8 +1182,9 @@ cdef inline Py_ssize_t _hits(
 ) noexcept nogil:
     """How many of the next ``c`` doubles (``c >= 1``) of the generator lie below ``v``.
 
-    The first without a loop: most values hold one row, and a loop of a
-    count that varies cost twice the draw in branches mispredicted.
+    The first without a loop: most values hold one row (the bracket of
+    10**6 float32-rounded predictions took 4.0 ms with the loop alone, 3.8
+    with the first double apart).
     """
     cdef int64_t _j
     cdef Py_ssize_t hits
@@ -1230,9 +1231,8 @@ def smce_null_draw_counts(
     _need(_least(&counts[0], K) >= 1, "counts must be positive")
     state = _generator(bit_generator, &pcg, &bitgen)
     if state is not None:
-        # the state in a local the compiler can keep in registers (through
-        # &pcg it went to memory and back at every double: the writes to
-        # positives might alias it)
+        # the state in a local, as _bernoulli_groups keeps it (timed alike
+        # here with and without)
         local = pcg
         inline_pcg = &local
     with nogil:
@@ -1281,7 +1281,7 @@ def smce_null_bracket_counts(
     _need(_least(&counts[0], K) >= 1, "counts must be positive")
     state = _generator(bit_generator, &pcg, &bitgen)
     if state is not None:
-        local = pcg                     # in registers: see smce_null_draw_counts
+        local = pcg                     # a local: see smce_null_draw_counts
         inline_pcg = &local
     cdef double* weights = <double*>PyMem_RawMalloc(G * sizeof(double))
     if weights == NULL:
