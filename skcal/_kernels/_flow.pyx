@@ -33,6 +33,26 @@
 # null draws, about half of the keys are never taken: they go to buckets by
 # value at O(1) and only the buckets the clip reaches are ordered
 # (``_walk_buckets``), with the heap as the fallback.
+#
+# What the one-sided walk computes: a level set of G above (or below) both
+# its neighbours could move towards them, saving twice the move in the first
+# sum and losing at most sum_k d_k <= 1 times it in the second, so some
+# optimal G is monotone from 0 to B_K and its first sum is c = |B_K|. With
+# x_k = sign(B_K) B_k:
+#
+#     smCE = c + sum_k d_k dist(x_k, [0, c])
+#              + min { sum_k d_k |g_k - clip(x_k, 0, c)| : 0 <= g_1 <= ... <= c },
+#
+# an L1 isotonic regression with weights d_k (tests/metrics/reference_smce.py,
+# ``smce_isotonic``, solves it as a linear program). The walk is the slope
+# trick of that regression, a key's clip at c the "beyond" weight; its
+# priority-queue work (insert 2 d_k, take d_k from the top) is the work of
+# the regression, for which the exact algorithms we know of take
+# O(K log K). At 10**7 rows of the benchmark's data (10**7 values) an
+# instrumented copy of ``_walk_buckets`` (not kept) counted 3.4 million
+# pushes onto the run, 6.6 million keys put in buckets and moved back (in
+# 1.8 million bucket moves, 15 million insertion steps), 4 million pops and
+# 10 million partial takes: 16 to 20 ns a value.
 
 from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
 from cpython.pycapsule cimport PyCapsule_GetPointer

@@ -7,7 +7,7 @@ from skcal import smooth_calibration_error
 
 from cases import over_cases, random_case, random_cases, repeat_rows
 from reference_cutoff import residuals
-from reference_smce import smce_linprog
+from reference_smce import smce_isotonic, smce_linprog
 
 LP_TOL = 1e-7  # HiGHS feasibility/optimality tolerances
 
@@ -43,6 +43,17 @@ def test_matches_linprog(case):
     assert smooth_calibration_error(y, p, sample_weight=w) == value
     assert 0.0 <= value <= 1.0 + 1e-12
     check_witness(y, p, w, value, points, witness)
+
+
+@over_cases("case", CASES[:200])
+def test_matches_isotonic_twin(case):
+    # |B_K| plus an L1 isotonic regression of the clipped prefix sums (see
+    # reference_smce.smce_isotonic): the one-sided walk is the slope trick of
+    # that regression, checked here against a program with no walk in it
+    y, p, w = case
+    assert smooth_calibration_error(y, p, sample_weight=w) == pytest.approx(
+        smce_isotonic(y, p, w), abs=LP_TOL
+    )
 
 
 def test_bounds_by_constant_and_free_tests():
