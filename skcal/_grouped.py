@@ -34,6 +34,7 @@ from ._kernels._interval import (
     group_sorted,
     index_bits,
     label_keys,
+    label_keys32,
     prefix_keys,
 )
 
@@ -189,6 +190,13 @@ def group(y, p, w, work=0):
     outcome (``label_keys``; a finite prediction >= 0 has bits below 2**63),
     written into ``values`` and grouped there in place
     (``group_label_keys``): the same counts, and about 25 bytes per sample.
+    Where every prediction is a float32 value (the output of most
+    deep-learning and boosting libraries, a float32 or float16 array) the
+    keys are of 32 bits (``label_keys32``, in the upper half of ``values``),
+    which numpy sorts about twice as fast: at 10**7 rows of float32-rounded
+    predictions the grouping took 71 instead of 100 ms, the same statistic
+    bit for bit; on float64 data ``label_keys32`` gives up within the first
+    256 rows.
     Weighted rows there are grouped by one ``np.sort`` of keys holding a
     prefix of the prediction's bits above the row index (``prefix_keys``;
     on [0.5, 1] the bits of ``1 - p``, mirrored, so that predictions piled
@@ -221,6 +229,14 @@ def group(y, p, w, work=0):
         p = np.ascontiguousarray(p, dtype=np.float64)
         if _unit_weights(w):
             if key_sort():
+                # predictions that are all float32 values: keys of 32 bits in
+                # the upper half of ``values`` (label_keys32 gives up within
+                # the first 256 rows of float64 data)
+                keys32 = values.view(np.uint32)[n:]
+                if label_keys32(p, labels, keys32):
+                    keys32.sort()
+                    k = group_label_keys(keys32, values, weights, positives)
+                    return _statistic(block, k, work)
                 # one np.sort (numpy's SIMD sort) of keys that carry the
                 # outcome in their lowest bit, in the memory of ``values``
                 keys = values.view(np.uint64)

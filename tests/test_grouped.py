@@ -26,6 +26,7 @@ from skcal._kernels._interval import (
     group_sorted,
     index_bits,
     label_keys,
+    label_keys32,
     prefix_keys,
 )
 
@@ -71,7 +72,7 @@ def _radix_cases(rng, count):
     """Predictions that stress the radix sort's digits, with 0/1 outcomes and weights."""
     for i in range(count):
         n = int(rng.integers(1, 70)) if i > 2 else i + 1
-        kind = i % 6
+        kind = i % 8
         if kind == 0:
             p = rng.random(n)
         elif kind == 1:
@@ -83,8 +84,17 @@ def _radix_cases(rng, count):
             p = 0.5 + rng.integers(0, 4, n) * 2.0**-52
         elif kind == 4:
             p = np.ldexp(1.0, -rng.integers(1, 1000, n))
-        else:
+        elif kind == 5:
             p = np.round(rng.random(n), 2)
+        elif kind == 6:
+            # float32 values (32-bit keys), over blocks of label_keys32
+            n = int(rng.integers(1, 700))
+            p = rng.random(n).astype(np.float32).astype(np.float64)
+        else:
+            # float32 values with ties, -0.0, 0, 1 and float32 subnormals
+            n = int(rng.integers(1, 700))
+            p = rng.choice(np.array([0.0, -0.0, 1.0, 0.1, 1e-45, 2e-38], np.float32), n)
+            p = p.astype(np.float64)
         y = rng.integers(0, 2, n)
         if i % 7 == 0:
             y[:] = y[0]  # one class
@@ -182,6 +192,54 @@ def test_label_key_kernels():
         label_keys(np.array([0.1, 0.2]), np.array([1], np.uint8), np.empty(2, np.uint64))
     with pytest.raises(ValueError, match="entries"):
         group_label_keys(np.array([2, 4], np.uint64), np.empty(1), np.empty(2), np.empty(2))
+
+
+def test_label_keys32_kernels():
+    # predictions that are all float32 values: label_keys32 writes keys of 32
+    # bits (the float's bits, then the outcome), which group_label_keys
+    # groups in place in the upper half of values, into the counts of a
+    # reference grouping; sizes across its blocks of 256 rows
+    rng = np.random.default_rng(32)
+    floats = np.array([0.0, -0.0, 0.25, 0.1, 1.0, 1e-45, 3e-39, 0.7], np.float32)
+    for i in range(300):
+        n = int(rng.choice([0, 1, 2, 17, 255, 256, 257, 600])) if i > 1 else i
+        if i % 2:
+            p = rng.choice(floats, n).astype(np.float64)
+        else:
+            p = rng.random(n).astype(np.float32).astype(np.float64)
+        y = (rng.random(n) < 0.5).astype(np.uint8) * rng.integers(1, 4)
+        if i % 5 == 0:
+            y[:] = 0 if i % 10 else 2  # one class
+        p_before, y_before = p.copy(), y.copy()
+        out = [np.full(n, np.nan) for _ in range(3)]
+        keys = out[0].view(np.uint32)[n:]
+        assert label_keys32(p, y.astype(np.uint8), keys)
+        np.testing.assert_array_equal(p, p_before)
+        np.testing.assert_array_equal(y, y_before)
+        np.testing.assert_array_equal(keys & 1, y != 0)
+        decoded = (keys >> np.uint32(1)).view(np.float32).astype(np.float64)
+        np.testing.assert_array_equal(decoded, p + 0.0)
+        keys.sort()
+        k = group_label_keys(keys, *out)
+        values, weights, positives = grouped_reference(
+            (y != 0).astype(float), p, np.ones(n)
+        ) if n else (np.empty(0),) * 3
+        np.testing.assert_array_equal(out[0][:k], values)
+        assert not np.any(np.signbit(out[0][:k]))
+        np.testing.assert_array_equal(out[1][:k], weights)
+        np.testing.assert_array_equal(out[2][:k], positives)
+    # one prediction that is no float32, anywhere (first block, last row of
+    # the last block), or negative, infinite, NaN, beyond the float range or
+    # a double subnormal: label_keys32 declines (and group takes 64-bit keys)
+    for bad in (0.1, 1 / 3, -0.5, np.nan, np.inf, 1e39, 5e-324, -5e-324):
+        for n, at in ((2, 1), (600, 0), (600, 599), (600, 300)):
+            p = np.full(n, 0.5)
+            p[at] = bad
+            assert not label_keys32(p, np.zeros(n, np.uint8), np.empty(n, np.uint32))
+    with pytest.raises(ValueError, match="one length"):
+        label_keys32(np.array([0.5, 0.25]), np.array([1], np.uint8), np.empty(2, np.uint32))
+    with pytest.raises(ValueError, match="entries"):
+        group_label_keys(np.array([2, 4], np.uint32), np.empty(1), np.empty(2), np.empty(2))
 
 
 def test_row_radix_argsort_equals_a_stable_argsort():

@@ -46,11 +46,16 @@ def label_keys(
     keys: NDArray[np.uint64],
 ) -> bool: ...
 def group_label_keys(
-    keys: NDArray[np.uint64],
+    keys: NDArray[np.uint32] | NDArray[np.uint64],
     values: NDArray[np.float64],
     weights: NDArray[np.float64],
     positives: NDArray[np.float64],
 ) -> int: ...
+def label_keys32(
+    p: NDArray[np.float64],
+    y: NDArray[np.uint8],
+    keys: NDArray[np.uint32],
+) -> bool: ...
 def group_radix(
     p: NDArray[np.float64],
     y: NDArray[np.uint8],
@@ -62,7 +67,7 @@ def group_radix(
 ) -> int: ...
 def argsort_rows(V: NDArray[np.float64], order: NDArray[np.intp]) -> None: ...
 def cutoff_label_keys(
-    keys: NDArray[np.uint64], total: float
+    keys: NDArray[np.uint32] | NDArray[np.uint64], total: float
 ) -> tuple[float, float, float, int]: ...
 def index_bits(n: int) -> int: ...
 def prefix_keys(p: NDArray[np.float64], keys: NDArray[np.uint64], b: int) -> bool: ...

@@ -624,7 +624,7 @@ def decision_hull(
 # digit is the same on every row is skipped (the exponent bits of p in
 # [0, 1] mostly are).
 
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memset
 
 from ._radix cimport RADIX, RADIX_PASSES, radix_count, radix_sort
@@ -634,6 +634,11 @@ from ._scan cimport WorstScan, scan_add, scan_init, scan_result
 cdef union _Bits:
     double d
     uint64_t u
+
+
+cdef union _Bits32:
+    float f
+    uint32_t u
 
 
 def group_radix(
@@ -835,8 +840,72 @@ def label_keys(
     return not bad
 
 
+# Predictions that are all float32 values (what most deep-learning and
+# boosting libraries output, and every float32 or float16 array) make keys of
+# 32 bits, the same way: the float's bits (below 2**31 for a finite float >= 0)
+# shifted left by one above the outcome. numpy sorts 32-bit keys about twice
+# as fast as 64-bit ones (10**7: 34 against 61 ms here), and the grouping
+# reads half the bytes. Same order, same groups, same statistic bit for bit:
+# a double that is a float32 exactly converts to it and back unchanged.
+
+ctypedef fused label_key:
+    uint32_t                            # label_keys32: a float's bits, then y
+    uint64_t                            # label_keys: a double's bits, then y
+
+
+cdef inline double _key_value(label_key vbits) noexcept nogil:
+    """The prediction of a key's upper bits (``key >> 1``)."""
+    cdef _Bits bits
+    cdef _Bits32 bits32
+    if label_key is uint32_t:
+        bits32.u = vbits
+        return <double> bits32.f
+    else:
+        bits.u = vbits
+        return bits.d
+
+
+cdef uint32_t _KEY32_LIMIT = 0x7F7FFFFF           # the bits of the largest float
+cdef Py_ssize_t _KEY32_BLOCK = 256
+
+
+def label_keys32(
+    const double[::1] p,                # IN  (n,) predictions, finite and >= 0
+    const unsigned char[::1] y,         # IN  (n,) outcomes, 0 or 1 (any non-zero is 1)
+    uint32_t[::1] keys,                 # OUT (n,) 2 bits(float(p) + 0.0) + (y != 0)
+):
+    """``label_keys`` in 32 bits, where every prediction is a float32 exactly.
+
+    Returns False, the keys unusable, at the end of the first block of 256
+    rows that holds a prediction that is no float32 (or negative, infinite
+    or NaN): on float64 data that is the first block, a few hundred
+    nanoseconds. ``keys`` may be the upper half of the memory of the
+    grouping's ``values`` output (``values.view(np.uint32)[n:]``):
+    ``group_label_keys`` groups in place.
+    """
+    cdef Py_ssize_t n = p.shape[0], i, start = 0, stop
+    cdef float f
+    cdef _Bits32 bits
+    cdef uint32_t bad = 0
+    _need(y.shape[0] == n and keys.shape[0] == n, "p, y and keys must have one length")
+    with nogil:
+        while start < n:
+            stop = start + _KEY32_BLOCK if n - start > _KEY32_BLOCK else n
+            for i in range(start, stop):
+                # (a double beyond the float range converts to inf: no float)
+                f = <float> p[i]
+                bad |= <double> f != p[i]
+                bits.f = f + <float> 0.0   # -0.0 and 0.0 group as +0.0
+                bad |= bits.u > _KEY32_LIMIT
+                keys[i] = (bits.u << 1) | (y[i] != 0)
+            if bad:
+                break
+            start = stop
+    return not bad
+
+
 def group_label_keys(
-    const uint64_t[::1] keys,           # IN  (n,) sorted keys of label_keys
+    const label_key[::1] keys,          # IN  (n,) sorted keys of label_keys(32)
     double[::1] values,                 # OUT distinct predictions, ascending
     double[::1] weights,                # OUT rows per value
     double[::1] positives,              # OUT outcomes 1 per value
@@ -844,15 +913,18 @@ def group_label_keys(
     """Group sorted keys of ``label_keys`` into the statistic; return the count k.
 
     The statistic of ``group_radix`` with unit weights (counts are exact in
-    any order). ``keys`` may share memory with ``values`` (the group of row
-    i is written at k <= i, after row i is read). No branch on the data
+    any order). ``keys`` may share memory with ``values``: 64-bit keys all
+    of it (the group of row i is written at k <= i, after row i is read),
+    32-bit keys of ``label_keys32`` its upper half
+    (``values.view(np.uint32)[n:]``: ``values[k]`` covers bytes 8k to
+    8k + 8, and a key not yet read, j > i >= k, starts at byte
+    4n + 4j >= 8k + 8, as n >= i + 1). No branch on the data
     (with ties, whether a row starts a group is random): the counts are
     integers reset by a mask.
     """
     cdef Py_ssize_t n = keys.shape[0], i, k = -1
-    cdef uint64_t u, v, last = 0
+    cdef label_key u, v, last = 0
     cdef int64_t fresh, count = 0, hits = 0
-    cdef _Bits bits
     _need(values.shape[0] >= n and weights.shape[0] >= n and positives.shape[0] >= n,
           "values, weights and positives need len(keys) entries")
     with nogil:
@@ -863,8 +935,7 @@ def group_label_keys(
             k += fresh
             count = (count & (fresh - 1)) + 1
             hits = (hits & (fresh - 1)) + <int64_t> (u & 1)
-            bits.u = v
-            values[k] = bits.d
+            values[k] = _key_value(v)
             weights[k] = <double> count
             positives[k] = <double> hits
             last = v
@@ -872,7 +943,7 @@ def group_label_keys(
 
 
 def cutoff_label_keys(
-    const uint64_t[::1] keys,           # IN  (n,) sorted keys of label_keys, n > 0
+    const label_key[::1] keys,          # IN  (n,) sorted keys of label_keys(32), n > 0
     double total,                       # IN  the number of rows, n
 ):
     """The cutoff error of sorted unit-weight keys, with no statistic stored.
@@ -885,10 +956,9 @@ def cutoff_label_keys(
     Returns ``(value, lower, upper, sign)`` as ``cutoff_core`` gives them.
     """
     cdef Py_ssize_t n = keys.shape[0], i = 0, j
-    cdef uint64_t vbits
+    cdef label_key vbits
     cdef int64_t count, hits
     cdef double v
-    cdef _Bits bits
     cdef WorstScan scan
     _need(n > 0, "keys must not be empty")
     scan_init(&scan)
@@ -902,8 +972,7 @@ def cutoff_label_keys(
                 hits += <int64_t> (keys[j] & 1)
                 count += 1
                 j += 1
-            bits.u = vbits
-            v = bits.d
+            v = _key_value(vbits)
             scan_add(&scan, v, (<double> hits - v * <double> count) / total)
             i = j
     return scan_result(&scan)

@@ -24,7 +24,12 @@ from skcal import (
     utility_calibration_error,
 )
 from skcal._grouped import group
-from skcal._kernels._interval import cutoff_label_keys, label_keys, max_abs_interval_grouped
+from skcal._kernels._interval import (
+    cutoff_label_keys,
+    label_keys,
+    label_keys32,
+    max_abs_interval_grouped,
+)
 from skcal._kernels._members import cutoff_two_sorted, cutoff_unit
 from skcal.metrics._multiclass import _general_intervals
 from skcal.utilities._engine import Predictions
@@ -152,15 +157,17 @@ def test_cutoff_of_label_keys_is_the_grouped_scan():
     rng = np.random.default_rng(44)
     for i in range(400):
         n = int(rng.integers(1, 60)) if i > 2 else i + 1
-        kind = i % 4
+        kind = i % 5
         if kind == 0:
             v = rng.random(n)
         elif kind == 1:
             v = rng.integers(0, 5, n) / 4.0
         elif kind == 2:
             v = rng.choice([0.0, -0.0, 1.0, 1.5, 0.5], n)
-        else:
+        elif kind == 3:
             v = np.full(n, 0.5)
+        else:
+            v = rng.random(n).astype(np.float32).astype(np.float64)
         event = (rng.random(n) < 0.5).astype(np.uint8)
         if i % 7 == 0:
             event[:] = event[0]
@@ -173,3 +180,11 @@ def test_cutoff_of_label_keys_is_the_grouped_scan():
         g = group(event, v, np.ones(n))
         value, lo, hi, sign = max_abs_interval_grouped(g.values, g.weights, g.positives, g.total)
         assert got == (value, g.values[lo], g.values[hi], sign)
+        # float32 values also have 32-bit keys (label_keys32): the same scan
+        keys32 = np.empty(n, np.uint32)
+        assert label_keys32(v, event, keys32) == bool(
+            np.all(v.astype(np.float32).astype(np.float64) == v)
+        )
+        if kind:
+            keys32.sort()
+            assert cutoff_label_keys(keys32, float(n)) == got
