@@ -54,9 +54,12 @@ def test_one_side_matches_the_two_sided_pass():
             positives = weights * rng.random(K)
         total = float(weights.sum())
         work = np.empty(2 * K)
-        got = smce_one_side(values, weights, positives, total, work)
         want = smce_value(values, weights, positives, total, np.empty(2 * K))
-        assert got == pytest.approx(want, rel=1e-12, abs=1e-15), i
+        # the heap walk, and the bucket walk (past K = 256; keys near the
+        # run's top inserted into it, the others into buckets)
+        for buckets in (False, True):
+            got = smce_one_side(values, weights, positives, total, work, buckets)
+            assert got == pytest.approx(want, rel=1e-12, abs=1e-15), (i, buckets)
 
 
 def test_bernoulli_is_the_one_side_value_of_its_outcomes():
