@@ -29,6 +29,7 @@ from ._input import (
 )
 from ._kernels._interval import (
     group_label_keys,
+    group_label_keys32,
     group_prefix_keys,
     group_radix,
     group_sorted,
@@ -229,16 +230,16 @@ def group(y, p, w, work=0):
         p = np.ascontiguousarray(p, dtype=np.float64)
         if _unit_weights(w):
             if key_sort():
-                # predictions that are all float32 values: keys of 32 bits in
-                # the upper half of ``values`` (label_keys32 gives up within
-                # the first 256 rows of float64 data)
+                # one np.sort (numpy's SIMD sort) of keys that carry the
+                # outcome in their lowest bit, in the memory of ``values``:
+                # of 32 bits in its upper half where every prediction is a
+                # float32 value (label_keys32 gives up within the first 256
+                # rows of float64 data), else of 64 bits
                 keys32 = values.view(np.uint32)[n:]
                 if label_keys32(p, labels, keys32):
                     keys32.sort()
-                    k = group_label_keys(keys32, values, weights, positives)
+                    k = group_label_keys32(keys32, values, weights, positives)
                     return _statistic(block, k, work)
-                # one np.sort (numpy's SIMD sort) of keys that carry the
-                # outcome in their lowest bit, in the memory of ``values``
                 keys = values.view(np.uint64)
                 if label_keys(p, labels, keys):
                     keys.sort()

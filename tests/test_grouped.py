@@ -21,6 +21,7 @@ from skcal._grouped import GroupedStatistic, binary_statistic, group
 from skcal._kernels._interval import (
     argsort_rows,
     group_label_keys,
+    group_label_keys32,
     group_prefix_keys,
     group_radix,
     group_sorted,
@@ -220,7 +221,7 @@ def test_label_keys32_kernels():
         decoded = (keys >> np.uint32(1)).view(np.float32).astype(np.float64)
         np.testing.assert_array_equal(decoded, p + 0.0)
         keys.sort()
-        k = group_label_keys(keys, *out)
+        k = group_label_keys32(keys, *out)
         values, weights, positives = grouped_reference(
             (y != 0).astype(float), p, np.ones(n)
         ) if n else (np.empty(0),) * 3
@@ -228,6 +229,11 @@ def test_label_keys32_kernels():
         assert not np.any(np.signbit(out[0][:k]))
         np.testing.assert_array_equal(out[1][:k], weights)
         np.testing.assert_array_equal(out[2][:k], positives)
+        # group takes these keys: the same statistic
+        g = group(y, p, np.broadcast_to(1.0, (n,)))
+        np.testing.assert_array_equal(g.values, values)
+        np.testing.assert_array_equal(g.weights, weights)
+        np.testing.assert_array_equal(g.positives, positives)
     # one prediction that is no float32, anywhere (first block, last row of
     # the last block), or negative, infinite, NaN, beyond the float range or
     # a double subnormal: label_keys32 declines (and group takes 64-bit keys)
@@ -236,10 +242,11 @@ def test_label_keys32_kernels():
             p = np.full(n, 0.5)
             p[at] = bad
             assert not label_keys32(p, np.zeros(n, np.uint8), np.empty(n, np.uint32))
+    assert label_keys32(np.empty(0), np.empty(0, np.uint8), np.empty(0, np.uint32))
     with pytest.raises(ValueError, match="one length"):
         label_keys32(np.array([0.5, 0.25]), np.array([1], np.uint8), np.empty(2, np.uint32))
     with pytest.raises(ValueError, match="entries"):
-        group_label_keys(np.array([2, 4], np.uint32), np.empty(1), np.empty(2), np.empty(2))
+        group_label_keys32(np.array([2, 4], np.uint32), np.empty(1), np.empty(2), np.empty(2))
 
 
 def test_row_radix_argsort_equals_a_stable_argsort():

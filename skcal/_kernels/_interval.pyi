@@ -46,7 +46,13 @@ def label_keys(
     keys: NDArray[np.uint64],
 ) -> bool: ...
 def group_label_keys(
-    keys: NDArray[np.uint32] | NDArray[np.uint64],
+    keys: NDArray[np.uint64],
+    values: NDArray[np.float64],
+    weights: NDArray[np.float64],
+    positives: NDArray[np.float64],
+) -> int: ...
+def group_label_keys32(
+    keys: NDArray[np.uint32],
     values: NDArray[np.float64],
     weights: NDArray[np.float64],
     positives: NDArray[np.float64],

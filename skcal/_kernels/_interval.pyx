@@ -816,6 +816,21 @@ def zero_one_labels(
     return seen0 + 2 * seen1
 
 
+cdef bint _keys64(
+    const double* p, const unsigned char* y, uint64_t* keys, Py_ssize_t n
+) noexcept nogil:
+    """The body of ``label_keys``."""
+    cdef Py_ssize_t i
+    cdef _Bits bits
+    cdef uint64_t bad = 0
+    for i in range(n):
+        bits.d = p[i] + 0.0             # -0.0 and 0.0 group as +0.0
+        # a negative p has its sign bit set, infinities and NaN larger bits
+        bad |= bits.u > _KEY_LIMIT
+        keys[i] = (bits.u << 1) | (y[i] != 0)
+    return not bad
+
+
 def label_keys(
     const double[::1] p,                # IN  (n,) predictions, finite and >= 0
     const unsigned char[::1] y,         # IN  (n,) outcomes, 0 or 1 (any non-zero is 1)
@@ -827,17 +842,13 @@ def label_keys(
     or NaN. ``keys`` may be the memory of the grouping's ``values`` output
     (``values.view(np.uint64)``): ``group_label_keys`` groups in place.
     """
-    cdef Py_ssize_t n = p.shape[0], i
-    cdef _Bits bits
-    cdef uint64_t bad = 0
+    cdef Py_ssize_t n = p.shape[0]
+    cdef bint ok = True
     _need(y.shape[0] == n and keys.shape[0] == n, "p, y and keys must have one length")
-    with nogil:
-        for i in range(n):
-            bits.d = p[i] + 0.0         # -0.0 and 0.0 group as +0.0
-            # a negative p has its sign bit set, infinities and NaN larger bits
-            bad |= bits.u > _KEY_LIMIT
-            keys[i] = (bits.u << 1) | (y[i] != 0)
-    return not bad
+    if n > 0:
+        with nogil:
+            ok = _keys64(&p[0], &y[0], &keys[0], n)
+    return ok
 
 
 # Predictions that are all float32 values (what most deep-learning and
@@ -869,6 +880,29 @@ cdef uint32_t _KEY32_LIMIT = 0x7F7FFFFF           # the bits of the largest floa
 cdef Py_ssize_t _KEY32_BLOCK = 256
 
 
+cdef bint _keys32(
+    const double* p, const unsigned char* y, uint32_t* keys, Py_ssize_t n
+) noexcept nogil:
+    """The body of ``label_keys32``."""
+    cdef Py_ssize_t i, start = 0, stop
+    cdef float f
+    cdef _Bits32 bits
+    cdef uint32_t bad = 0
+    while start < n:
+        stop = start + _KEY32_BLOCK if n - start > _KEY32_BLOCK else n
+        for i in range(start, stop):
+            # (a double beyond the float range converts to inf: no float)
+            f = <float> p[i]
+            bad |= <double> f != p[i]
+            bits.f = f + <float> 0.0    # -0.0 and 0.0 group as +0.0
+            bad |= bits.u > _KEY32_LIMIT
+            keys[i] = (bits.u << 1) | (y[i] != 0)
+        if bad:
+            return False
+        start = stop
+    return True
+
+
 def label_keys32(
     const double[::1] p,                # IN  (n,) predictions, finite and >= 0
     const unsigned char[::1] y,         # IN  (n,) outcomes, 0 or 1 (any non-zero is 1)
@@ -881,31 +915,40 @@ def label_keys32(
     or NaN): on float64 data that is the first block, a few hundred
     nanoseconds. ``keys`` may be the upper half of the memory of the
     grouping's ``values`` output (``values.view(np.uint32)[n:]``):
-    ``group_label_keys`` groups in place.
+    ``group_label_keys32`` groups in place.
     """
-    cdef Py_ssize_t n = p.shape[0], i, start = 0, stop
-    cdef float f
-    cdef _Bits32 bits
-    cdef uint32_t bad = 0
+    cdef Py_ssize_t n = p.shape[0]
+    cdef bint ok = True
     _need(y.shape[0] == n and keys.shape[0] == n, "p, y and keys must have one length")
-    with nogil:
-        while start < n:
-            stop = start + _KEY32_BLOCK if n - start > _KEY32_BLOCK else n
-            for i in range(start, stop):
-                # (a double beyond the float range converts to inf: no float)
-                f = <float> p[i]
-                bad |= <double> f != p[i]
-                bits.f = f + <float> 0.0   # -0.0 and 0.0 group as +0.0
-                bad |= bits.u > _KEY32_LIMIT
-                keys[i] = (bits.u << 1) | (y[i] != 0)
-            if bad:
-                break
-            start = stop
-    return not bad
+    if n > 0:
+        with nogil:
+            ok = _keys32(&p[0], &y[0], &keys[0], n)
+    return ok
+
+
+cdef Py_ssize_t _group_keys(
+    const label_key* keys, Py_ssize_t n, double* values, double* weights, double* positives,
+) noexcept nogil:
+    """The body of ``group_label_keys`` and ``group_label_keys32``."""
+    cdef Py_ssize_t i, k = -1
+    cdef label_key u, v, last = 0
+    cdef int64_t fresh, count = 0, hits = 0
+    for i in range(n):
+        u = keys[i]
+        v = u >> 1
+        fresh = (v != last) | (k < 0)
+        k += fresh
+        count = (count & (fresh - 1)) + 1
+        hits = (hits & (fresh - 1)) + <int64_t> (u & 1)
+        values[k] = _key_value(v)
+        weights[k] = <double> count
+        positives[k] = <double> hits
+        last = v
+    return k + 1
 
 
 def group_label_keys(
-    const label_key[::1] keys,          # IN  (n,) sorted keys of label_keys(32)
+    const uint64_t[::1] keys,           # IN  (n,) sorted keys of label_keys
     double[::1] values,                 # OUT distinct predictions, ascending
     double[::1] weights,                # OUT rows per value
     double[::1] positives,              # OUT outcomes 1 per value
@@ -913,33 +956,40 @@ def group_label_keys(
     """Group sorted keys of ``label_keys`` into the statistic; return the count k.
 
     The statistic of ``group_radix`` with unit weights (counts are exact in
-    any order). ``keys`` may share memory with ``values``: 64-bit keys all
-    of it (the group of row i is written at k <= i, after row i is read),
-    32-bit keys of ``label_keys32`` its upper half
-    (``values.view(np.uint32)[n:]``: ``values[k]`` covers bytes 8k to
-    8k + 8, and a key not yet read, j > i >= k, starts at byte
-    4n + 4j >= 8k + 8, as n >= i + 1). No branch on the data
+    any order). ``keys`` may share memory with ``values`` (the group of row
+    i is written at k <= i, after row i is read). No branch on the data
     (with ties, whether a row starts a group is random): the counts are
     integers reset by a mask.
     """
-    cdef Py_ssize_t n = keys.shape[0], i, k = -1
-    cdef label_key u, v, last = 0
-    cdef int64_t fresh, count = 0, hits = 0
+    cdef Py_ssize_t n = keys.shape[0], k = 0
     _need(values.shape[0] >= n and weights.shape[0] >= n and positives.shape[0] >= n,
           "values, weights and positives need len(keys) entries")
-    with nogil:
-        for i in range(n):
-            u = keys[i]
-            v = u >> 1
-            fresh = (v != last) | (k < 0)
-            k += fresh
-            count = (count & (fresh - 1)) + 1
-            hits = (hits & (fresh - 1)) + <int64_t> (u & 1)
-            values[k] = _key_value(v)
-            weights[k] = <double> count
-            positives[k] = <double> hits
-            last = v
-    return k + 1
+    if n > 0:
+        with nogil:
+            k = _group_keys(&keys[0], n, &values[0], &weights[0], &positives[0])
+    return k
+
+
+def group_label_keys32(
+    const uint32_t[::1] keys,           # IN  (n,) sorted keys of label_keys32
+    double[::1] values,                 # OUT distinct predictions, ascending
+    double[::1] weights,                # OUT rows per value
+    double[::1] positives,              # OUT outcomes 1 per value
+):
+    """``group_label_keys`` of the 32-bit keys of ``label_keys32``.
+
+    ``keys`` may be the upper half of the memory of ``values``
+    (``values.view(np.uint32)[n:]``): ``values[k]`` covers bytes 8k to
+    8k + 8, and a key not yet read, j > i >= k, starts at byte
+    4n + 4j >= 8k + 8 (as n >= i + 1), so no write reaches it.
+    """
+    cdef Py_ssize_t n = keys.shape[0], k = 0
+    _need(values.shape[0] >= n and weights.shape[0] >= n and positives.shape[0] >= n,
+          "values, weights and positives need len(keys) entries")
+    if n > 0:
+        with nogil:
+            k = _group_keys(&keys[0], n, &values[0], &weights[0], &positives[0])
+    return k
 
 
 def cutoff_label_keys(
