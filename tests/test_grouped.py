@@ -146,6 +146,18 @@ def test_radix_kernels_check_shapes():
         argsort_rows(np.zeros((2, 3)), np.empty((2, 2), dtype=np.intp))
 
 
+def _check_grouped_keys(k, out, y, p):
+    """The first ``k`` entries of ``out`` are the unit-weight statistic of (y != 0, p)."""
+    n = p.shape[0]
+    values, weights, positives = grouped_reference(
+        (y != 0).astype(float), p, np.ones(n)
+    ) if n else (np.empty(0),) * 3
+    np.testing.assert_array_equal(out[0][:k], values)
+    assert not np.any(np.signbit(out[0][:k]))
+    np.testing.assert_array_equal(out[1][:k], weights)
+    np.testing.assert_array_equal(out[2][:k], positives)
+
+
 def test_label_key_kernels():
     # label_keys orders rows as (prediction, outcome) in one int64 (-0.0 as
     # +0.0); group_label_keys groups the sorted keys, in place in the memory
@@ -172,14 +184,7 @@ def test_label_key_kernels():
             np.sort(keys), [(int(np.float64(a).view(np.uint64)) << 1) | b for a, b in pairs]
         )
         keys.sort()
-        k = group_label_keys(keys, *out)
-        values, weights, positives = grouped_reference(
-            (y != 0).astype(float), p, np.ones(n)
-        ) if n else (np.empty(0),) * 3
-        np.testing.assert_array_equal(out[0][:k], values)
-        assert not np.any(np.signbit(out[0][:k]))
-        np.testing.assert_array_equal(out[1][:k], weights)
-        np.testing.assert_array_equal(out[2][:k], positives)
+        _check_grouped_keys(group_label_keys(keys, *out), out, y, p)
     # any finite p >= 0 has a key (p > 1 too: the radix sort's order); a
     # negative, infinite or NaN one makes label_keys decline
     big = np.array([0.5, 1.5, 1e308, 2.0, 1.0])
@@ -221,19 +226,10 @@ def test_label_keys32_kernels():
         decoded = (keys >> np.uint32(1)).view(np.float32).astype(np.float64)
         np.testing.assert_array_equal(decoded, p + 0.0)
         keys.sort()
-        k = group_label_keys32(keys, *out)
-        values, weights, positives = grouped_reference(
-            (y != 0).astype(float), p, np.ones(n)
-        ) if n else (np.empty(0),) * 3
-        np.testing.assert_array_equal(out[0][:k], values)
-        assert not np.any(np.signbit(out[0][:k]))
-        np.testing.assert_array_equal(out[1][:k], weights)
-        np.testing.assert_array_equal(out[2][:k], positives)
+        _check_grouped_keys(group_label_keys32(keys, *out), out, y, p)
         # group takes these keys: the same statistic
         g = group(y, p, np.broadcast_to(1.0, (n,)))
-        np.testing.assert_array_equal(g.values, values)
-        np.testing.assert_array_equal(g.weights, weights)
-        np.testing.assert_array_equal(g.positives, positives)
+        _check_grouped_keys(g.values.shape[0], [g.values, g.weights, g.positives], y, p)
     # one prediction that is no float32, anywhere (first block, last row of
     # the last block), or negative, infinite, NaN, beyond the float range or
     # a double subnormal: label_keys32 declines (and group takes 64-bit keys)

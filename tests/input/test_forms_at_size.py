@@ -22,23 +22,12 @@ import pytest
 
 import skcal
 
-BINARY = [
-    "binned_ece",
-    "calibration_decision_loss",
-    "calibration_fixed_decision_loss",
-    "cutoff_calibration_error",
-    "lower_distance_to_calibration",
-    "maximum_swap_regret",
-    "smooth_calibration_error",
-    "soft_binned_cdl",
-]
+from test_input_variants import BINARY_FUNCTIONS as BINARY
+
+# the measures that read a multiclass predict_proba by its top label
 MULTICLASS = [
-    "binned_ece",
-    "calibration_decision_loss",
-    "cutoff_calibration_error",
-    "lower_distance_to_calibration",
-    "smooth_calibration_error",
-    "soft_binned_cdl",
+    name for name in BINARY
+    if name not in ("calibration_fixed_decision_loss", "maximum_swap_regret")
 ]
 SIZES = [1, 2, 17, 1000, 4099, 65537]
 
