@@ -22,9 +22,9 @@ read their columns in blocks.
 
 import numpy as np
 
-from .._grouped import group, key_sort
+from .._grouped import group, key_sort, sorted_label_keys
 from .._input import canonical_weights
-from .._kernels._interval import cutoff_label_keys, label_keys, label_keys32
+from .._kernels._interval import cutoff_label_keys
 from .._kernels._members import (
     cutoff_bounds,
     cutoff_two_sorted,
@@ -87,16 +87,11 @@ class _Cutoff:
             # bit (label_keys), then group and scan in one pass; at 5e4 rows
             # 0.33 against 0.64 ms for the radix sort below, at 1e6 8.5
             # against 19 ms (``key_sort``)
-            v = np.ascontiguousarray(v, dtype=np.float64)
-            # (float32 values, as from a float32 predict_proba: 32-bit keys,
-            # sorted about twice as fast; label_keys32 in _interval.pyx)
-            keys32 = self.work[: self.n].view(np.uint32)[: self.n]
-            if label_keys32(v, event, keys32):
-                keys32.sort()
-                return cutoff_label_keys(keys32, float(self.n))
-            keys = self.work[: self.n]
-            if label_keys(v, event, keys):
-                keys.sort()
+            # (32-bit keys for float32 values, as from a float32 predict_proba)
+            keys = sorted_label_keys(
+                np.ascontiguousarray(v, dtype=np.float64), event, self.work[: self.n]
+            )
+            if keys is not None:
                 return cutoff_label_keys(keys, float(self.n))
         # equal weights: one radix sort of the values' bits with the event as
         # their top bit (measured at n = 5e4, numpy without AVX-512: 0.55 of
