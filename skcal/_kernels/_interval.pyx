@@ -627,6 +627,7 @@ def decision_hull(
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memset
 
+from ._prefix cimport prefix_run
 from ._radix cimport RADIX, RADIX_PASSES, radix_count, radix_sort
 from ._scan cimport WorstScan, scan_add, scan_init, scan_result
 
@@ -1190,8 +1191,8 @@ def group_prefix_keys(
     """
     cdef Py_ssize_t n = keys.shape[0], j = 0, e, m, t, s, k = -1, r
     cdef Py_ssize_t budget
-    cdef uint64_t mask = (<uint64_t> 1 << b) - 1, prefix
-    cdef double v, x, hit, last = -1.0, prev
+    cdef uint64_t mask = (<uint64_t> 1 << b) - 1
+    cdef double v, x, hit, last = -1.0
     cdef bint ordered
     cdef double* buf = NULL             # (v, x, hit) of one prefix's rows
     _need(p.shape[0] == n and y.shape[0] == n and w.shape[0] == n,
@@ -1203,20 +1204,8 @@ def group_prefix_keys(
     try:
         with nogil:
             while j < n:
-                prefix = keys[j] >> b
-                e = j + 1
-                while e < n and keys[e] >> b == prefix:
-                    e += 1
+                e = prefix_run(&keys[0], j, n, b, &p[0], &ordered)
                 m = e - j
-                ordered = True
-                if m > 1:
-                    prev = -1.0
-                    for t in range(j, e):
-                        v = p[<Py_ssize_t> (keys[t] & mask)] + 0.0
-                        if v < prev:
-                            ordered = False
-                            break
-                        prev = v
                 if ordered:
                     # the rows as they come; later rows prefetched
                     for t in range(j, e):

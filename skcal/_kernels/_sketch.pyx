@@ -20,6 +20,7 @@ from libc.math cimport signbit
 from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memset
 
+from ._prefix cimport prefix_run
 from ._radix cimport RADIX, RADIX_PASSES, radix_count, radix_sort
 
 
@@ -192,9 +193,9 @@ def group_keys_exact(
     """
     cdef Py_ssize_t n = keys.shape[0], j = 0, e, t, s, r, k = 0, m = 0, count = 0
     cdef Py_ssize_t c, budget = 8 * n + 64
-    cdef uint64_t mask = (<uint64_t> 1 << b) - 1, prefix, u, cur = 0
+    cdef uint64_t mask = (<uint64_t> 1 << b) - 1, u, cur = 0
     cdef _Bits bits
-    cdef double x, first = 0.0, prev
+    cdef double x, first = 0.0
     cdef bint ordered
     cdef double* buf = NULL             # (bits of p, signed weight) of one prefix's rows
     _need(p.shape[0] == n and y.shape[0] == n and w.shape[0] == n,
@@ -207,20 +208,8 @@ def group_keys_exact(
     try:
         with nogil:
             while j < n:
-                prefix = keys[j] >> b
-                e = j + 1
-                while e < n and keys[e] >> b == prefix:
-                    e += 1
+                e = prefix_run(&keys[0], j, n, b, &p[0], &ordered)
                 c = e - j
-                ordered = True
-                if c > 1:
-                    prev = -1.0
-                    for t in range(j, e):
-                        x = p[<Py_ssize_t> (keys[t] & mask)] + 0.0
-                        if x < prev:
-                            ordered = False
-                            break
-                        prev = x
                 if not ordered:
                     if c > _SORT_MAX:
                         k = -1
