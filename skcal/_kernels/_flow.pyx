@@ -58,7 +58,7 @@ from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport fabs
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memset
+from libc.string cimport memmove, memset
 
 from ._entry cimport _all_in
 from ._memory cimport work_malloc
@@ -459,18 +459,45 @@ cdef bint _use_buckets = True
 # -> 50 bytes a row (fewer keys in the pool). 4 to 16 pairs timed within 1%
 # of each other in a copy of the walk, 1 and 2 slower.
 cdef Py_ssize_t _NEAR_TOP = 8
+# Insertion steps a value the bucket walk may spend moving buckets onto the
+# run before it hands its breakpoints to the heap walk.
+cdef Py_ssize_t _BUDGET = 16
+# The step at which the last ``smce_one_side`` call handed over, or -1
+# (written with the GIL held; for tests).
+cdef Py_ssize_t _last_handover = -1
 
 
-def _set_buckets(bint on, Py_ssize_t divisor=16):
+def _set_buckets(bint on, Py_ssize_t divisor=16, Py_ssize_t budget=16):
     """Use the buckets in the one-sided pass (True) or the heap alone.
 
-    ``divisor``: values per bucket (at least 1). For benchmarks and tests.
+    ``divisor``: values per bucket (at least 1); ``budget``: insertion steps
+    a value before the bucket walk hands over to the heap (at least 0). For
+    benchmarks and tests.
     """
-    global _use_buckets, _BUCKET_DIVISOR
+    global _use_buckets, _BUCKET_DIVISOR, _BUDGET
     if divisor < 1:
         raise ValueError(f"divisor must be at least 1, got {divisor}.")
+    if budget < 0:
+        raise ValueError(f"budget must be at least 0, got {budget}.")
     _use_buckets = on
     _BUCKET_DIVISOR = divisor
+    _BUDGET = budget
+
+
+def _handover_step():
+    """The step at which the last ``smce_one_side`` walk left the buckets for
+    the heap, or -1 if it did not (for tests)."""
+    return _last_handover
+
+
+cdef struct _Resume:
+    # where ``_walk_buckets`` left a walk for the heap walk to finish
+    Py_ssize_t k                        # the step reached, or -1
+    double B                            # the prefix sum and chi0 so far
+    double chi0
+    double need                         # still to take at step k
+    Py_ssize_t size                     # pairs in the heap and in the run
+    Py_ssize_t n_run
 
 
 cdef struct _Item:
@@ -527,15 +554,60 @@ cdef void _pool_free(_Pool* pool) noexcept nogil:
     pool.chunks = NULL
 
 
+cdef void _hand_over(
+    double* h, Py_ssize_t K, Py_ssize_t n_s, const _Item* slots,
+    const uint64_t* bits, Py_ssize_t nb, _Pool* pool, _Resume* resume,
+) noexcept nogil:
+    """The breakpoints of a bucket walk as the heap walk keeps them.
+
+    The stack (``n_s`` pairs from ``h`` up, increasing) becomes the heap
+    walk's run (pairs from the end of the buffer down, increasing): its
+    pairs reversed in place, then moved up as one block (``memmove``: the
+    two places may overlap). The keys still in buckets (the first of each
+    non-empty bucket, and every pool item of weight > 0: those of buckets
+    moved already have weight 0) go to the heap, from ``h`` up. At most one
+    breakpoint a step lives, so the heap and the run (at most K - 1 pairs
+    between them) never meet in the 2K entries.
+    """
+    cdef Py_ssize_t i, j, size = 0, b
+    cdef double t
+    cdef uint64_t x
+    cdef _Item* item
+    for i in range(n_s // 2):
+        j = n_s - 1 - i
+        t = h[2 * i]
+        h[2 * i] = h[2 * j]
+        h[2 * j] = t
+        t = h[2 * i + 1]
+        h[2 * i + 1] = h[2 * j + 1]
+        h[2 * j + 1] = t
+    if n_s > 0:
+        memmove(h + 2 * (K - n_s), h, 2 * n_s * sizeof(double))
+    for j in range(pool.size):
+        item = _pool_item(pool, j)
+        if item.weight > 0.0:
+            _heap_push(h, size, -item.key, item.weight, 2)
+            size += 1
+    for j in range(nb >> 6):
+        x = bits[j]
+        while x:
+            i = skcal_top_bit(x)
+            x &= ~(<uint64_t>1 << i)
+            b = (j << 6) + i
+            _heap_push(h, size, -slots[b].key, slots[b].weight, 2)
+            size += 1
+    resume.size = size
+    resume.n_run = n_s
+
+
 cdef double _walk_buckets(
     const double* values, const double* weights, const double* positives,
     const uint8_t* hits, double scale, Py_ssize_t K, double total, double BK,
-    double* h,
+    double* h, _Resume* resume,
 ) noexcept nogil:
     """The second pass of ``smce_one_side`` with buckets, given B_K (|B_K| > 0).
 
-    Returns -1.0 if out of memory, -2.0 if the input crowds one bucket (the
-    caller then runs ``_walk_heap``).
+    Returns -1.0 if out of memory, -2.0 if it handed over (below).
 
     The clip takes the largest key of the side of B_K; keys lie in (0, c),
     c = |B_K|. About half of them are never taken, and a heap of all of
@@ -548,12 +620,15 @@ cdef double _walk_buckets(
     order, only when the clip may take from it: when it is the highest
     non-empty one and not below the stack's top. Its keys then lie above the
     stack's except for those of its own bucket, so the insertion passes over
-    a few pairs at most; if the passes add up to more than 16 per value the
-    walk gives up (returns -2.0). Same breakpoints taken in the same order
-    as from a heap; only the order of the final sum changes.
+    a few pairs at most. If the passes add up to more than ``_BUDGET`` (16)
+    per value (keys crowding a few buckets), the walk hands its breakpoints
+    over to the heap walk (``_hand_over``), with the state of the step it
+    reached in ``resume``, and the caller goes on there. Same
+    breakpoints taken in the same order as from a heap; only the order of
+    the final sum changes.
     """
     cdef Py_ssize_t n_s = 0, k, j, i, t, b, nb = 64, top = -1
-    cdef Py_ssize_t budget = 16 * K
+    cdef Py_ssize_t budget = _BUDGET * K
     cdef double B = 0.0, c, d, need, m, chi0 = 0.0, key, beyond = 0.0, acc = 0.0
     cdef double sign, inv
     cdef uint64_t x
@@ -651,12 +726,20 @@ cdef double _walk_buckets(
                     n_s += 1
                     item.weight = 0.0
                     i = item.next
+                bits[t >> 6] &= ~(<uint64_t>1 << (t & 63))
+                top = _highest_below(bits, t)
                 if budget < 0:
+                    # crowded buckets: the heap walk takes over from this
+                    # step (before, the walk started again with the heap: up
+                    # to twice the time where that happened late)
+                    resume.k = k
+                    resume.B = B
+                    resume.chi0 = chi0
+                    resume.need = need
+                    _hand_over(h, K, n_s, slots, bits, nb, &pool, resume)
                     PyMem_RawFree(block)
                     _pool_free(&pool)
                     return -2.0
-                bits[t >> 6] &= ~(<uint64_t>1 << (t & 63))
-                top = _highest_below(bits, t)
             if n_s == 0:
                 break
             m = h[2 * n_s - 1]
@@ -682,26 +765,62 @@ cdef double _walk_buckets(
     return chi0 + c - acc
 
 
+cdef inline void _heap_take(
+    double* h, double* run, Py_ssize_t* size, Py_ssize_t* n_run, double need
+) noexcept nogil:
+    """The clip of the heap walk: weight ``need`` off the farther end of the
+    run (pairs of increasing key from ``run`` down) and the heap (a min-heap
+    on -key from ``h`` up); what neither holds comes from the barrier."""
+    cdef Py_ssize_t j
+    cdef double m
+    while need > 0.0:
+        if n_run[0] > 0 and (size[0] == 0 or run[-2 * (n_run[0] - 1)] >= -h[0]):
+            j = -2 * (n_run[0] - 1)
+            m = run[j + 1]
+            if m > need:
+                run[j + 1] = m - need
+                return
+            n_run[0] -= 1
+            need -= m
+        elif size[0] > 0:
+            m = h[1]
+            if m > need:
+                h[1] = m - need
+                return
+            _heap_pop(h, size[0], 2)
+            size[0] -= 1
+            need -= m
+        else:
+            return
+
+
 cdef double _walk_heap(
     const double* values, const double* weights, const double* positives,
     const uint8_t* hits, double scale, Py_ssize_t K, double total, double BK,
-    double* h,
+    double* h, Py_ssize_t k0=0, double B=0.0, double chi0=0.0, double need=0.0,
+    Py_ssize_t size=0, Py_ssize_t n_run=0,
 ) noexcept nogil:
     """The second pass of ``smce_one_side`` with a heap, given B_K; see there.
 
-    The walk of the previous versions, kept for inputs that crowd one bucket
-    of ``_walk_buckets`` and for comparison (``_set_buckets``).
+    The walk of the previous versions, kept for inputs that crowd the
+    buckets of ``_walk_buckets`` and for comparison (``_set_buckets``).
+    From ``k0 > 0`` it resumes a walk whose steps before ``k0`` are done but
+    for ``need`` still to take at step ``k0 - 1``: ``B`` and ``chi0`` are the
+    sums so far, ``size`` pairs in the heap and ``n_run`` in the run (where
+    ``_walk_buckets`` hands over its breakpoints; nothing lies beyond B_K
+    then, as the clip takes that first).
     """
-    cdef Py_ssize_t size = 0, n_run = 0, k, j
-    cdef double B = 0.0, c, d, need, m, chi0 = 0.0, key, beyond = 0.0, acc = 0.0
-    cdef double sign
+    cdef Py_ssize_t k, j
+    cdef double d, key, beyond = 0.0, acc = 0.0
+    cdef double sign, c
     # the run: pairs (|x|, w) of increasing |x|, from the end of the buffer
     # down (pair i at run[-2 i]); the heap grows up from its start
     cdef double* run = h + 2 * K - 2
     # the side of B_K: keys are sign * B_j > 0, the clip takes the largest
     sign = 1.0 if BK > 0.0 else -1.0
     c = sign * BK
-    for k in range(K - 1):
+    _heap_take(h, run, &size, &n_run, need)
+    for k in range(k0, K - 1):
         B += _residual(values, weights, positives, hits, scale, total, k)
         d = values[k + 1] - values[k]
         chi0 += d * fabs(B)
@@ -728,25 +847,7 @@ cdef double _walk_heap(
             continue
         need -= beyond
         beyond = 0.0
-        while need > 0.0:
-            if n_run > 0 and (size == 0 or run[-2 * (n_run - 1)] >= -h[0]):
-                j = -2 * (n_run - 1)
-                m = run[j + 1]
-                if m > need:
-                    run[j + 1] = m - need
-                    break
-                n_run -= 1
-                need -= m
-            elif size > 0:
-                m = h[1]
-                if m > need:
-                    h[1] = m - need
-                    break
-                _heap_pop(h, size, 2)
-                size -= 1
-                need -= m
-            else:
-                break
+        _heap_take(h, run, &size, &n_run, need)
     acc = beyond * c
     for j in range(size):
         acc += h[2 * j + 1] * (-h[2 * j])
@@ -758,28 +859,41 @@ cdef double _walk_heap(
 cdef double _walk(
     const double* values, const double* weights, const double* positives,
     const uint8_t* hits, double scale, Py_ssize_t K, double total, double BK,
-    double* h, bint buckets,
+    double* h, bint buckets, Py_ssize_t* handed=NULL,
 ) noexcept nogil:
-    """The second pass: with buckets if asked and they pay, else with the heap."""
-    cdef double value = -2.0
+    """The second pass: with buckets if asked and they pay, else with the heap
+    (from the start, or from where the buckets handed over: ``handed``, if
+    not NULL, gets that step, or -1)."""
+    cdef double value
+    cdef _Resume resume
+    resume.k = -1
+    if handed != NULL:
+        handed[0] = -1
     if buckets and _use_buckets and K > 256 and BK != 0.0:
-        value = _walk_buckets(values, weights, positives, hits, scale, K, total, BK, h)
-    if value == -2.0:
-        value = _walk_heap(values, weights, positives, hits, scale, K, total, BK, h)
-    return value
+        value = _walk_buckets(values, weights, positives, hits, scale, K, total, BK, h,
+                              &resume)
+        if value != -2.0:
+            return value
+        if handed != NULL:
+            handed[0] = resume.k
+        return _walk_heap(values, weights, positives, hits, scale, K, total, BK, h,
+                          resume.k + 1, resume.B, resume.chi0, resume.need,
+                          resume.size, resume.n_run)
+    return _walk_heap(values, weights, positives, hits, scale, K, total, BK, h)
 
 
 cdef double _one_side(
     const double* values, const double* weights, const double* positives,
     const uint8_t* hits, double scale, Py_ssize_t K, double total, double* h,
-    bint buckets,
+    bint buckets, Py_ssize_t* handed=NULL,
 ) noexcept nogil:
     """Both passes of ``smce_one_side``: B_K, then the walk; -1.0 if out of memory."""
     cdef Py_ssize_t k
     cdef double B = 0.0
     for k in range(K):
         B += _residual(values, weights, positives, hits, scale, total, k)
-    return _walk(values, weights, positives, hits, scale, K, total, B, h, buckets)
+    return _walk(values, weights, positives, hits, scale, K, total, B, h, buckets,
+                 handed)
 
 
 def smce_one_side(
@@ -811,7 +925,8 @@ def smce_one_side(
 
     With ``buckets`` (and K > 256) the others go to buckets by value instead,
     which join the run, in order, only when the clip reaches them
-    (``_walk_buckets``; a bucket crowded with keys falls back to the heap):
+    (``_walk_buckets``; where keys crowd a few buckets it hands over to the
+    heap walk at the step it reached):
     about 1.5 times faster on the tester's draws at 10**6. It allocates 24
     bytes per key that goes to a bucket (about half of them on real data,
     all at worst), in chunks of about K / 8 keys (at most 24 MB, in huge
@@ -822,7 +937,8 @@ def smce_one_side(
     rows 0.32 instead of 0.41 s, 54 to 66 instead of 40 bytes a row at the
     peak (``benchmarks/results/bench_binary_smce_buckets.txt``).
     """
-    cdef Py_ssize_t K = values.shape[0]
+    global _last_handover
+    cdef Py_ssize_t K = values.shape[0], handed = -1
     cdef double value
     _need(K >= 1, "values must not be empty")
     _need(weights.shape[0] == K and positives.shape[0] == K,
@@ -830,7 +946,8 @@ def smce_one_side(
     _need(heap.shape[0] >= 2 * K, "heap needs 2 len(values) entries")
     with nogil:
         value = _one_side(&values[0], &weights[0], &positives[0], NULL, 1.0, K,
-                          total, &heap[0], buckets)
+                          total, &heap[0], buckets, &handed)
+    _last_handover = handed
     if value < 0.0:
         raise MemoryError("smce_one_side: no memory for the buckets")
     return value

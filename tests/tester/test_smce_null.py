@@ -170,6 +170,39 @@ def test_bucket_walk_matches_the_heap_walk():
             assert got == pytest.approx(two, rel=1e-11, abs=1e-15), i
 
 
+def test_bucket_walk_hands_over_to_the_heap_walk():
+    # where keys crowd a few buckets the walk hands its breakpoints to the
+    # heap walk and goes on from the step it reached (at 10**7 arcsine-law
+    # predictions, 99.5% of the way through); a budget of 0 or 1 insertion
+    # steps a value makes that happen early, late and in between here, and
+    # the value is still the heap walk's
+    rng = np.random.default_rng(37)
+    cases = list(_walk_cases(rng, 140))
+    try:
+        for budget in (0, 1):
+            _flow._set_buckets(True, 16, budget)
+            where = []
+            for i, (values, weights, positives, total) in enumerate(cases):
+                K = values.shape[0]
+                work = np.empty(2 * K)
+                got = smce_one_side(values, weights, positives, total, work, buckets=True)
+                step = _flow._handover_step()
+                want = smce_one_side(values, weights, positives, total, work)
+                assert _flow._handover_step() == -1  # the heap walk hands nothing over
+                assert got == pytest.approx(want, rel=1e-11, abs=1e-15), (budget, i)
+                if step >= 0:
+                    where.append(step / K)
+            if budget == 0:
+                assert len(where) > 40
+                assert min(where) < 0.1 and max(where) > 0.9
+            else:
+                assert len(where) > 0
+    finally:
+        _flow._set_buckets(True)
+    with pytest.raises(ValueError, match="budget"):
+        _flow._set_buckets(True, 16, -1)
+
+
 def test_bucket_walk_over_many_chunks_of_its_pool():
     # the keys the walk puts in buckets live in chunks of about K / 8 items,
     # allocated as they fill: calibrated and shifted walks of 6 * 10**4
