@@ -726,12 +726,11 @@ cdef double _walk_buckets(
                     n_s += 1
                     item.weight = 0.0
                     i = item.next
-                bits[t >> 6] &= ~(<uint64_t>1 << (t & 63))
-                top = _highest_below(bits, t)
                 if budget < 0:
                     # crowded buckets: the heap walk takes over from this
                     # step (before, the walk started again with the heap: up
                     # to twice the time where that happened late)
+                    bits[t >> 6] &= ~(<uint64_t>1 << (t & 63))
                     resume.k = k
                     resume.B = B
                     resume.chi0 = chi0
@@ -740,6 +739,8 @@ cdef double _walk_buckets(
                     PyMem_RawFree(block)
                     _pool_free(&pool)
                     return -2.0
+                bits[t >> 6] &= ~(<uint64_t>1 << (t & 63))
+                top = _highest_below(bits, t)
             if n_s == 0:
                 break
             m = h[2 * n_s - 1]
