@@ -31,17 +31,12 @@ import os
 
 import numpy as np
 import scipy
-from perf_table import cpu_model, peak_bytes, simd_features, timed
+from bench_variants import median_time as cpu_time
+from perf_table import cpu_model, peak_bytes, simd_features
 from scipy.optimize import isotonic_regression
 
 from skcal._grouped import binary_statistic
 from skcal._kernels._flow import smce_one_side
-
-
-def cpu_time(func, repeat):
-    """Median CPU time of ``repeat`` calls of this thread, after one untimed call."""
-    func()
-    return timed(func, repeat)
 
 
 def main():
